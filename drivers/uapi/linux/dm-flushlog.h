@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * dm-flushlog on-disk log format, version 1.
+ *
+ * This header is the one definition of the format: the dm-flushlog target,
+ * libflushlog and docs/log-format.md all follow it.  Every field is
+ * little-endian and fixed-width, so a log written on one machine reads the
+ * same on any other.
+ *
+ * Layout of the log device, in log blocks of sb.log_block_size bytes (512 or
+ * the log device's logical block size if larger):
+ *
+ *   block 0        1          1+h+d0     ...
+ *   [ super ][ entry 0 | data 0 ][ entry 1 | data 1 ] ... [ entry N-1 | ... ]
+ *              1 block  d0 blocks
+ *
+ * Each entry is one header block followed by the entry's data, if any,
+ * padded with zeroes to a whole number of log blocks.  Entry k+1 starts
+ * right after entry k's padded data, so the log is read in one forward
+ * pass.  With 512-byte log blocks an entry costs exactly one sector more
+ * than the data it carries.
+ *
+ * Order.  Entries are in durability order: the writes in entries 0..k are
+ * exactly those a device with a volatile write cache is guaranteed to hold
+ * once the operation of entry k completed, for every entry k that is a crash
+ * point (a FLUSH entry, a write with FLUSHLOG_F_FUA, or a MARK).  A write
+ * completed but not yet covered by a flush is therefore logged after the
+ * flush that covers it, not at its completion.
+ *
+ * Time.  The target keeps one event counter, the tick, and stamps each
+ * logged bio when it is submitted (submit_tick) and when it completes
+ * (complete_tick); a mark gets one tick for both.  With them a reader needs
+ * nothing else to know what a crash could leave on the media:
+ *  - write W is guaranteed durable once W completed with FUA, or once a
+ *    FLUSH F completed with F.submit_tick > W.complete_tick;
+ *  - at the crash point of entry k, every write W logged after k with
+ *    W.submit_tick < entry k's complete_tick had been submitted but was not
+ *    yet guaranteed: it may or may not be on the media.
+ *
+ * Integrity.  Each header carries a CRC32C of itself and one of its data.
+ * The super block is rewritten at a clean shutdown with the entry count and
+ * FLUSHLOG_STATE_CLEAN; while it says DIRTY, a reader takes entries until
+ * the first one whose magic, log_id, seq or checksums do not match: that is
+ * the torn tail, reported and never replayed.
+ *
+ * CRC32C means the Castagnoli CRC as in iSCSI: initial value ~0, reflected,
+ * final xor ~0 (the check value of "123456789" is 0xe3069283); in the
+ * kernel, ~crc32c(~0, buf, len).  A checksum field reads as zero while its
+ * own checksum is computed.
+ */
+#ifndef _UAPI_LINUX_DM_FLUSHLOG_H
+#define _UAPI_LINUX_DM_FLUSHLOG_H
+
+#include <linux/types.h>
+
+#define FLUSHLOG_SUPER_MAGIC	0x474f4c4853554c46ULL	/* "FLUSHLOG" */
+#define FLUSHLOG_ENTRY_MAGIC	0x45474f4cU		/* "LOGE" */
+#define FLUSHLOG_VERSION	1
+
+#define FLUSHLOG_SECTOR_SHIFT	9	/* sector and length unit: 512 bytes */
+#define FLUSHLOG_HEADER_SIZE	512	/* bytes of a super or entry header */
+#define FLUSHLOG_MIN_BLOCK_SIZE	512
+#define FLUSHLOG_MAX_BLOCK_SIZE	65536
+#define FLUSHLOG_LABEL_MAX	64	/* bytes of a mark label, no NUL needed */
+
+/* super.state */
+enum flushlog_state {
+	FLUSHLOG_STATE_DIRTY = 1,	/* being written, or its writer died */
+	FLUSHLOG_STATE_CLEAN = 2,	/* closed: nr_entries and used are true */
+};
+
+/* super.flags */
+#define FLUSHLOG_SF_NO_DATA	(1U << 0)	/* writes logged without data */
+#define FLUSHLOG_SF_FULL	(1U << 1)	/* log filled, logging stopped */
+#define FLUSHLOG_SF_ERROR	(1U << 2)	/* log I/O failed, logging stopped */
+#define FLUSHLOG_SF_ALL		(FLUSHLOG_SF_NO_DATA | FLUSHLOG_SF_FULL | \
+				 FLUSHLOG_SF_ERROR)
+
+/*
+ * The super block, at byte 0 of the log device.
+ */
+struct flushlog_super {
+	__le64	magic;		/* FLUSHLOG_SUPER_MAGIC */
+	__le32	version;	/* FLUSHLOG_VERSION */
+	__le32	crc;		/* CRC32C of these 512 bytes */
+	__le32	log_block_size;	/* bytes per log block, power of 2 */
+	__le32	data_block_size; /* logical block size of the data device */
+	__le64	data_sectors;	/* size of the data device, in sectors */
+	__le64	log_sectors;	/* capacity of the log device, in sectors */
+	__le64	nr_entries;	/* entries in the log; true when CLEAN */
+	__le64	used_sectors;	/* log sectors used incl. super; when CLEAN */
+	__le32	state;		/* enum flushlog_state */
+	__le32	flags;		/* FLUSHLOG_SF_* */
+	__u8	uuid[16];	/* random, new for every log */
+	__le64	log_id;		/* uuid bytes 0..7 as le64: stamped in entries */
+	__le64	create_time_ns;	/* CLOCK_REALTIME when the log was started */
+	__u8	reserved[416];	/* zero */
+};
+
+/* entry.op: what the logged bio did */
+enum flushlog_op {
+	FLUSHLOG_OP_WRITE = 1,		/* data follows, unless F_NO_DATA */
+	FLUSHLOG_OP_DISCARD = 2,	/* range may read back as anything */
+	FLUSHLOG_OP_WRITE_ZEROES = 3,	/* range reads back as zeroes */
+	FLUSHLOG_OP_SECURE_ERASE = 4,	/* a discard that must erase */
+	FLUSHLOG_OP_FLUSH = 5,		/* a cache flush completed here */
+	FLUSHLOG_OP_MARK = 6,		/* a user's label; no I/O */
+};
+
+/* entry.flags: the bio's REQ_* flags that matter to ordering */
+#define FLUSHLOG_F_PREFLUSH	(1U << 0)	/* bio carried REQ_PREFLUSH */
+#define FLUSHLOG_F_FUA		(1U << 1)	/* bio carried REQ_FUA */
+#define FLUSHLOG_F_META		(1U << 2)	/* bio carried REQ_META */
+#define FLUSHLOG_F_SYNC		(1U << 3)	/* bio carried REQ_SYNC */
+#define FLUSHLOG_F_NO_DATA	(1U << 4)	/* a write whose data was not kept */
+#define FLUSHLOG_F_NOUNMAP	(1U << 5)	/* write-zeroes with REQ_NOUNMAP */
+#define FLUSHLOG_F_ALL		(FLUSHLOG_F_PREFLUSH | FLUSHLOG_F_FUA | \
+				 FLUSHLOG_F_META | FLUSHLOG_F_SYNC | \
+				 FLUSHLOG_F_NO_DATA | FLUSHLOG_F_NOUNMAP)
+
+/*
+ * An entry header: the first 512 bytes of a log block.
+ *
+ * A bio with REQ_PREFLUSH and data but no REQ_FUA is logged as two entries
+ * sharing one submit_tick: a FLUSH entry where its flush completed, and a
+ * WRITE entry with F_PREFLUSH where a later flush made its data durable.
+ * With REQ_FUA too, it is one WRITE entry with F_PREFLUSH | F_FUA.
+ */
+struct flushlog_entry {
+	__le32	magic;		/* FLUSHLOG_ENTRY_MAGIC */
+	__le32	crc;		/* CRC32C of these 512 bytes */
+	__le64	log_id;		/* super.log_id: tells stale entries apart */
+	__le64	seq;		/* entry number: 0, 1, 2, ... */
+	__le64	sector;		/* first data-device sector; 0 if no range */
+	__le32	nr_sectors;	/* length on the data device, in sectors */
+	__le32	data_len;	/* bytes of data after this header */
+	__le16	op;		/* enum flushlog_op */
+	__le16	flags;		/* FLUSHLOG_F_* */
+	__le32	data_crc;	/* CRC32C of the data_len bytes of data */
+	__le64	submit_tick;	/* tick when the bio reached the target */
+	__le64	complete_tick;	/* tick when the bio completed */
+	__le64	time_ns;	/* CLOCK_MONOTONIC at completion */
+	__le32	label_len;	/* bytes used in label (MARK only) */
+	__le32	reserved0;	/* zero */
+	__u8	label[FLUSHLOG_LABEL_MAX];	/* mark label, zero padded */
+	__u8	reserved[368];	/* zero */
+};
+
+/*
+ * Compile-time checks: any change of size or offset changes the format.
+ * (C11 _Static_assert works in the kernel's gnu11 and in userspace.)
+ */
+#define FLUSHLOG_CHECK_OFFSET(type, field, off) \
+	_Static_assert(__builtin_offsetof(struct type, field) == (off), \
+		       #type "." #field " moved")
+_Static_assert(sizeof(struct flushlog_super) == FLUSHLOG_HEADER_SIZE,
+	       "flushlog_super must be 512 bytes");
+_Static_assert(sizeof(struct flushlog_entry) == FLUSHLOG_HEADER_SIZE,
+	       "flushlog_entry must be 512 bytes");
+FLUSHLOG_CHECK_OFFSET(flushlog_super, log_block_size, 16);
+FLUSHLOG_CHECK_OFFSET(flushlog_super, nr_entries, 40);
+FLUSHLOG_CHECK_OFFSET(flushlog_super, state, 56);
+FLUSHLOG_CHECK_OFFSET(flushlog_super, uuid, 64);
+FLUSHLOG_CHECK_OFFSET(flushlog_super, log_id, 80);
+FLUSHLOG_CHECK_OFFSET(flushlog_super, reserved, 96);
+FLUSHLOG_CHECK_OFFSET(flushlog_entry, seq, 16);
+FLUSHLOG_CHECK_OFFSET(flushlog_entry, nr_sectors, 32);
+FLUSHLOG_CHECK_OFFSET(flushlog_entry, op, 40);
+FLUSHLOG_CHECK_OFFSET(flushlog_entry, data_crc, 44);
+FLUSHLOG_CHECK_OFFSET(flushlog_entry, submit_tick, 48);
+FLUSHLOG_CHECK_OFFSET(flushlog_entry, label_len, 72);
+FLUSHLOG_CHECK_OFFSET(flushlog_entry, label, 80);
+FLUSHLOG_CHECK_OFFSET(flushlog_entry, reserved, 144);
+
+#endif /* _UAPI_LINUX_DM_FLUSHLOG_H */

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Option parsing, usage text and error reporting shared by the commands. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MAX_OPTIONS 32
+
+void
+cli_usage(const struct cli_command *cmd, FILE *out)
+{
+	const struct cli_option *o;
+
+	fprintf(out, "usage: flushlog %s %s\n\n%s\n", cmd->name, cmd->synopsis,
+		cmd->summary);
+	if (cmd->description)
+		fprintf(out, "\n%s\n", cmd->description);
+	fprintf(out, "\noptions:\n");
+	for (o = cmd->options; o->name; o++) {
+		char left[64];
+
+		if (o->short_name)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s",
+				 o->short_name, o->name, o->arg ? " " : "",
+				 o->arg ? o->arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", o->name,
+				 o->arg ? " " : "", o->arg ? o->arg : "");
+		fprintf(out, "  %-26s %s\n", left, o->help);
+	}
+	fprintf(out, "  %-26s %s\n", "-h, --help", "show this help and exit");
+	if (cmd->example)
+		fprintf(out, "\nexample:\n%s\n", cmd->example);
+	fprintf(out, "\nexit status: 0 ok, 1 failed, 2 usage error, 3 corrupt or unreadable log\n");
+}
+
+void
+cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "flushlog %s: ", cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n(see 'flushlog %s --help')\n", cmd->name);
+	exit(EXIT_USAGE);
+}
+
+void
+cli_warn(const struct cli_command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "flushlog %s: warning: ", cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int
+cli_next_option(const struct cli_command *cmd, int argc, char **argv,
+		const char **arg)
+{
+	struct option longopts[MAX_OPTIONS + 2];
+	char shortopts[3 * MAX_OPTIONS + 4] = ":h";
+	size_t n = 0, s = 2;
+	int c, index = -1;
+
+	for (const struct cli_option *o = cmd->options; o->name; o++, n++) {
+		longopts[n] = (struct option) {
+			o->name, o->arg ? required_argument : no_argument,
+			NULL, 256 + (int)n,
+		};
+		if (o->short_name) {
+			shortopts[s++] = (char)o->short_name;
+			if (o->arg)
+				shortopts[s++] = ':';
+		}
+	}
+	longopts[n++] = (struct option) { "help", no_argument, NULL, 'h' };
+	longopts[n] = (struct option) { 0 };
+	shortopts[s] = '\0';
+
+	opterr = 0;
+	c = getopt_long(argc, argv, shortopts, longopts, &index);
+	if (c == -1)
+		return -1;
+	if (c == 'h') {
+		cli_usage(cmd, stdout);
+		exit(EXIT_OK);
+	}
+	if (c == '?' || c == ':') {
+		if (optopt && optopt < 256)
+			cli_usage_error(cmd, "unknown option or missing argument: '-%c'",
+					optopt);
+		cli_usage_error(cmd, "unknown option or missing argument: '%s'",
+				argv[optind - 1]);
+	}
+	*arg = optarg;
+	if (c >= 256)
+		return c - 256;
+	for (n = 0; cmd->options[n].name; n++)
+		if (cmd->options[n].short_name == c)
+			return (int)n;
+	cli_usage_error(cmd, "unexpected option '-%c'", c);
+}
+
+int
+cli_operand_index(void)
+{
+	return optind;
+}
+
+int
+cli_parse_u64(const struct cli_command *cmd, const char *opt, const char *s,
+	      uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	if (*s < '0' || *s > '9')
+		cli_usage_error(cmd, "--%s takes a number, not '%s'", opt, s);
+	*out = strtoull(s, &end, 10);
+	if (errno || *end)
+		cli_usage_error(cmd, "--%s takes a number, not '%s'", opt, s);
+	return 0;
+}
+
+int
+cli_report(const struct cli_command *cmd, const struct fl_error *err)
+{
+	fprintf(stderr, "flushlog %s: %s\n", cmd->name, err->msg);
+	switch (err->source) {
+	case FL_ERR_LOG:
+		return EXIT_BAD_LOG;
+	case FL_ERR_ARG:
+		return EXIT_USAGE;
+	default:
+		return EXIT_FAILED;
+	}
+}
+
+int
+cli_open_log(const struct cli_command *cmd, const char *path,
+	     unsigned int flags, struct fl_log **log)
+{
+	const struct fl_log_info *info;
+	struct fl_error err = { 0 };
+
+	if (fl_log_open(path, flags, log, &err))
+		return cli_report(cmd, &err);
+	info = fl_log_info(*log);
+	if (info->torn)
+		cli_warn(cmd, "'%s' was not closed and is torn at entry %" PRIu64 " (offset %" PRIu64 "): %s; using the %" PRIu64 " entries before it",
+			 path, info->torn_entry, info->torn_offset,
+			 info->torn_reason, info->nr_entries);
+	return EXIT_OK;
+}
+
+void
+json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+/*
+ * blkparse's RWBS letters: F first for a preflush, then the operation (W
+ * write, D discard, Z write-zeroes, E secure erase, N none), F for FUA,
+ * S sync, M meta.  A mark is "K".
+ */
+void
+rwbs(const struct fl_entry *e, char buf[8])
+{
+	static const char op_letter[] = {
+		[FLUSHLOG_OP_WRITE] = 'W',
+		[FLUSHLOG_OP_DISCARD] = 'D',
+		[FLUSHLOG_OP_WRITE_ZEROES] = 'Z',
+		[FLUSHLOG_OP_SECURE_ERASE] = 'E',
+		[FLUSHLOG_OP_FLUSH] = 'N',
+		[FLUSHLOG_OP_MARK] = 'K',
+	};
+	int n = 0;
+
+	if (e->flags & FLUSHLOG_F_PREFLUSH || e->op == FLUSHLOG_OP_FLUSH)
+		buf[n++] = 'F';
+	buf[n++] = e->op < sizeof(op_letter) && op_letter[e->op] ?
+		   op_letter[e->op] : '?';
+	if (e->flags & FLUSHLOG_F_FUA)
+		buf[n++] = 'F';
+	if (e->flags & FLUSHLOG_F_SYNC)
+		buf[n++] = 'S';
+	if (e->flags & FLUSHLOG_F_META)
+		buf[n++] = 'M';
+	buf[n] = '\0';
+}

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flushlog replay: rebuild the data device as it stood at a crash point.
+ *
+ * A new image is built in a temporary file beside IMAGE and renamed over
+ * it only when the replay succeeded, so a bad log never leaves a half
+ * replayed image behind under IMAGE's name.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/fs.h>
+
+#include "cli.h"
+
+enum { OPT_OUTPUT, OPT_TO, OPT_FROM, OPT_BASE, OPT_IN_PLACE, OPT_QUIET };
+
+static const struct cli_option replay_options[] = {
+	[OPT_OUTPUT] = { "output", 'o', "IMAGE",
+			 "write the state to IMAGE (file or block device)" },
+	[OPT_TO] = { "to", 't', "POINT", "replay up to POINT (default end)" },
+	[OPT_FROM] = { "from", 0, "POINT",
+		       "with --in-place: IMAGE already holds POINT's state" },
+	[OPT_BASE] = { "base", 'b', "BASE",
+		       "start from a copy of BASE, not from zeroes" },
+	[OPT_IN_PLACE] = { "in-place", 0, NULL,
+			   "apply the entries onto IMAGE's current contents" },
+	[OPT_QUIET] = { "quiet", 'q', NULL, "no progress line on stderr" },
+	{ NULL },
+};
+
+struct replay_args {
+	const char *log_path, *output, *to, *from, *base;
+	bool in_place, quiet;
+};
+
+static void
+show_progress(void *arg, uint64_t done, uint64_t total)
+{
+	(void)arg;
+	fprintf(stderr, "\rflushlog replay: %3u%% of %" PRIu64 " MiB",
+		total ? (unsigned int)(done * 100 / total) : 100, total >> 20);
+}
+
+static int
+copy_range(int from, int to, uint64_t off, uint64_t len)
+{
+	while (len) {
+		loff_t in = off, out = off;
+		ssize_t n = copy_file_range(from, &in, to, &out, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			static char buf[1 << 20];
+			ssize_t r = pread(from, buf, len < sizeof(buf) ? len : sizeof(buf),
+					  (off_t)off);
+
+			if (r <= 0 || pwrite(to, buf, r, (off_t)off) != r)
+				return r < 0 ? -errno : -EIO;
+			n = r;
+		}
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Copy BASE into fd, sharing blocks where the filesystem can. */
+static int
+copy_base(int base_fd, uint64_t size, int fd, bool to_blockdev)
+{
+	off_t data, hole = 0;
+	int ret;
+
+	if (!to_blockdev && !ioctl(fd, FICLONE, base_fd))
+		return 0;
+	if (to_blockdev) {
+		ret = fl_zero_range(fd, 0, size, true);
+		if (ret)
+			return ret;
+	}
+	for (;;) {
+		data = lseek(base_fd, hole, SEEK_DATA);
+		if (data < 0)
+			return errno == ENXIO ? 0 : -errno;
+		hole = lseek(base_fd, data, SEEK_HOLE);
+		if (hole < 0)
+			return -errno;
+		ret = copy_range(base_fd, fd, data, hole - data);
+		if (ret)
+			return ret;
+	}
+}
+
+static uint64_t
+file_size(int fd)
+{
+	struct stat st;
+	uint64_t size = 0;
+
+	if (fstat(fd, &st) < 0)
+		return 0;
+	if (S_ISBLK(st.st_mode))
+		return ioctl(fd, BLKGETSIZE64, &size) < 0 ? 0 : size;
+	return st.st_size;
+}
+
+/* Open the image to write; *tmp_path is set when a temporary is used. */
+static int
+prepare_image(const struct cli_command *cmd, const struct replay_args *a,
+	      uint64_t need, char **tmp_path)
+{
+	int fd, base_fd = -1, ret;
+	uint64_t base_size = 0;
+	struct stat st;
+
+	*tmp_path = NULL;
+	if (a->in_place) {
+		fd = open(a->output, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			fprintf(stderr, "flushlog %s: cannot open '%s': %s\n",
+				cmd->name, a->output, strerror(errno));
+		return fd;
+	}
+	if (a->base) {
+		base_fd = open(a->base, O_RDONLY | O_CLOEXEC);
+		if (base_fd < 0) {
+			fprintf(stderr, "flushlog %s: cannot open base '%s': %s\n",
+				cmd->name, a->base, strerror(errno));
+			return -1;
+		}
+		base_size = file_size(base_fd);
+		if (base_size < need) {
+			fprintf(stderr, "flushlog %s: base '%s' has %" PRIu64 " bytes, the log's device %" PRIu64 "\n",
+				cmd->name, a->base, base_size, need);
+			close(base_fd);
+			return -1;
+		}
+	}
+	if (!stat(a->output, &st) && S_ISBLK(st.st_mode)) {
+		fd = open(a->output, O_WRONLY | O_CLOEXEC);
+	} else {
+		if (asprintf(tmp_path, "%s.flushlog-XXXXXX", a->output) < 0) {
+			*tmp_path = NULL;
+			fd = -1;
+			errno = ENOMEM;
+		} else {
+			fd = mkostemp(*tmp_path, O_CLOEXEC);
+		}
+	}
+	if (fd < 0) {
+		fprintf(stderr, "flushlog %s: cannot create '%s': %s\n",
+			cmd->name, a->output, strerror(errno));
+		goto out_fail;
+	}
+	if (base_fd >= 0)
+		ret = copy_base(base_fd, base_size, fd, !*tmp_path);
+	else if (*tmp_path)
+		ret = ftruncate(fd, (off_t)need) ? -errno : 0;
+	else
+		ret = fl_zero_range(fd, 0, file_size(fd), true);
+	if (!ret && *tmp_path && base_fd >= 0)
+		ret = ftruncate(fd, (off_t)base_size) ? -errno : 0;
+	if (ret) {
+		fprintf(stderr, "flushlog %s: cannot prepare '%s': %s\n",
+			cmd->name, a->output, strerror(-ret));
+		close(fd);
+		fd = -1;
+		goto out_fail;
+	}
+	if (base_fd >= 0)
+		close(base_fd);
+	return fd;
+
+out_fail:
+	if (base_fd >= 0)
+		close(base_fd);
+	if (*tmp_path) {
+		unlink(*tmp_path);
+		free(*tmp_path);
+		*tmp_path = NULL;
+	}
+	return -1;
+}
+
+static void
+parse_args(const struct cli_command *cmd, int argc, char **argv,
+	   struct replay_args *a)
+{
+	const char *arg;
+	int opt;
+
+	*a = (struct replay_args) { .to = "end" };
+	while ((opt = cli_next_option(cmd, argc, argv, &arg)) >= 0) {
+		switch (opt) {
+		case OPT_OUTPUT:
+			a->output = arg;
+			break;
+		case OPT_TO:
+			a->to = arg;
+			break;
+		case OPT_FROM:
+			a->from = arg;
+			break;
+		case OPT_BASE:
+			a->base = arg;
+			break;
+		case OPT_IN_PLACE:
+			a->in_place = true;
+			break;
+		case OPT_QUIET:
+			a->quiet = true;
+			break;
+		}
+	}
+	if (argc - cli_operand_index() != 1)
+		cli_usage_error(cmd, "expected one LOG");
+	a->log_path = argv[cli_operand_index()];
+	if (!a->output)
+		cli_usage_error(cmd, "missing --output IMAGE");
+	if (a->from && !a->in_place)
+		cli_usage_error(cmd, "--from needs --in-place (IMAGE must already hold that state)");
+	if (a->base && a->in_place)
+		cli_usage_error(cmd, "--base and --in-place exclude each other");
+}
+
+static int
+replay(const struct cli_command *cmd, const struct replay_args *a,
+       struct fl_log *log, uint64_t from, uint64_t to)
+{
+	const struct fl_log_info *info = fl_log_info(log);
+	struct fl_error err = { 0 };
+	struct fl_replay *r;
+	char *tmp_path;
+	int fd, ret;
+
+	fd = prepare_image(cmd, a, info->data_sectors << FLUSHLOG_SECTOR_SHIFT,
+			   &tmp_path);
+	if (fd < 0)
+		return EXIT_FAILED;
+	ret = fl_replay_open(log, fd, &r, &err);
+	if (!ret) {
+		if (!a->quiet && isatty(STDERR_FILENO))
+			fl_replay_set_progress(r, show_progress, NULL);
+		ret = fl_replay_seek(r, from, &err);
+		if (!ret)
+			ret = fl_replay_to(r, to, &err);
+		if (!a->quiet && isatty(STDERR_FILENO))
+			fprintf(stderr, "\r\033[K");
+		if (ret && !tmp_path)
+			fprintf(stderr, "flushlog %s: '%s' holds the state after the first %" PRIu64 " entries\n",
+				cmd->name, a->output, fl_replay_position(r));
+		fl_replay_close(r);
+	}
+	if (!ret && close(fd)) {
+		snprintf(err.msg, sizeof(err.msg), "cannot write '%s': %s",
+			 a->output, strerror(errno));
+		err.source = FL_ERR_OUTPUT;
+		ret = -1;
+	} else if (ret) {
+		close(fd);
+	}
+	if (tmp_path) {
+		if (!ret && rename(tmp_path, a->output)) {
+			snprintf(err.msg, sizeof(err.msg), "cannot rename '%s' to '%s': %s",
+				 tmp_path, a->output, strerror(errno));
+			err.source = FL_ERR_OUTPUT;
+			ret = -1;
+		}
+		if (ret)
+			unlink(tmp_path);
+		free(tmp_path);
+	}
+	return ret ? cli_report(cmd, &err) : EXIT_OK;
+}
+
+static int
+run_replay(const struct cli_command *cmd, int argc, char **argv)
+{
+	struct fl_error err = { 0 };
+	uint64_t from = 0, to;
+	struct replay_args a;
+	struct fl_log *log;
+	int ret;
+
+	parse_args(cmd, argc, argv, &a);
+	ret = cli_open_log(cmd, a.log_path, 0, &log);
+	if (ret)
+		return ret;
+	if (fl_log_resolve_point(log, a.to, &to, &err) ||
+	    (a.from && fl_log_resolve_point(log, a.from, &from, &err))) {
+		fl_log_close(log);
+		return cli_report(cmd, &err);
+	}
+	if (to < from) {
+		fl_log_close(log);
+		cli_usage_error(cmd, "--to %s comes before --from %s", a.to,
+				a.from);
+	}
+	ret = replay(cmd, &a, log, from, to);
+	fl_log_close(log);
+	return ret;
+}
+
+const struct cli_command cmd_replay = {
+	.name = "replay",
+	.synopsis = "-o IMAGE [--to POINT] [--base BASE | --in-place [--from POINT]] LOG",
+	.summary = "Rebuild the data device's contents at a crash point.",
+	.description =
+		"POINT is one of: start, end, entry:N (after entry N), flush:K (the\n"
+		"K-th flush or FUA point), point:K (the K-th crash point of 'flushlog\n"
+		"points'), mark:LABEL (the first mark with that label).  Discards,\n"
+		"write-zeroes and secure erases leave zeroes.  Every data checksum is\n"
+		"checked before its data is used.  A regular-file IMAGE is replaced only\n"
+		"when the whole replay succeeded.  Without --base it starts as zeroes\n"
+		"(a sparse file) of the logged device's size.  --in-place applies\n"
+		"the entries to IMAGE as it is: with --from, only those after POINT.",
+	.example =
+		"  flushlog replay -o state.img --to flush:12 log.img\n"
+		"  flushlog replay -o dev.img --base before.img --to mark:after-fsync log.img\n"
+		"  flushlog replay --in-place --from flush:12 --to flush:13 -o state.img log.img",
+	.options = replay_options,
+	.run = run_replay,
+};

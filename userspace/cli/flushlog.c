@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flushlog: inspect and replay write logs of dm-flushlog (and of
+ * dm-log-writes).  Git-style: "flushlog COMMAND [options] ARGS".
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef FLUSHLOG_VERSION_STRING
+#define FLUSHLOG_VERSION_STRING "0.1"
+#endif
+
+static const struct cli_command *const commands[] = {
+	&cmd_info, &cmd_dump, &cmd_points, &cmd_replay,
+};
+
+#define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void
+usage(FILE *out)
+{
+	fprintf(out, "usage: flushlog COMMAND [options] ARGS\n\n"
+		"Inspect and replay block-device write logs made by dm-flushlog\n"
+		"(or by dm-log-writes), to check every state a crash could leave.\n\n"
+		"commands:\n");
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		fprintf(out, "  %-8s %s\n", commands[i]->name,
+			commands[i]->summary);
+	fprintf(out, "\n'flushlog COMMAND --help' describes a command; 'flushlog --version' prints the version.\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		if (argc > 2)
+			for (size_t i = 0; i < NR_COMMANDS; i++)
+				if (!strcmp(argv[2], commands[i]->name))
+					return cli_usage(commands[i], stdout), EXIT_OK;
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("flushlog %s (log format version %d)\n",
+		       FLUSHLOG_VERSION_STRING, FLUSHLOG_VERSION);
+		return EXIT_OK;
+	}
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		if (!strcmp(argv[1], commands[i]->name))
+			return commands[i]->run(commands[i], argc - 1, argv + 1);
+	fprintf(stderr, "flushlog: '%s' is not a flushlog command (see 'flushlog --help')\n",
+		argv[1]);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libflushlog: read, index and replay write logs made by dm-flushlog (and
+ * by the kernel's dm-log-writes target, or QEMU's blklogwrites driver).
+ *
+ * The library never prints and never exits: functions return 0 or a
+ * negative errno and describe failures in a struct fl_error.
+ */
+#ifndef FLUSHLOG_H
+#define FLUSHLOG_H
+
+#include <endian.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/dm-flushlog.h>
+
+/* The format's fields in host order. */
+#define fl_le16(x)	le16toh(x)
+#define fl_le32(x)	le32toh(x)
+#define fl_le64(x)	le64toh(x)
+
+uint32_t fl_crc32c(const void *buf, size_t len);
+uint32_t fl_crc32c_update(uint32_t crc, const void *buf, size_t len);
+
+enum fl_format {
+	FL_FORMAT_FLUSHLOG = 1,		/* dm-flushlog, this header's format */
+	FL_FORMAT_LOG_WRITES = 2,	/* dm-log-writes / QEMU blklogwrites */
+};
+
+/* What an error is about, so a caller can tell a bad log from the rest. */
+enum fl_error_source {
+	FL_ERR_NONE = 0,
+	FL_ERR_LOG,		/* the log is corrupt, torn or unreadable */
+	FL_ERR_ARG,		/* a caller's request cannot be met */
+	FL_ERR_OUTPUT,		/* the replay target failed */
+};
+
+#define FL_NO_ENTRY	UINT64_MAX
+
+struct fl_error {
+	enum fl_error_source source;
+	uint64_t entry;		/* entry concerned, or FL_NO_ENTRY */
+	uint64_t offset;	/* byte offset in the log, or FL_NO_ENTRY */
+	char msg[512];		/* what went wrong, lowercase, no full stop */
+};
+
+/* Derived index bit in fl_entry.flags, beside FLUSHLOG_F_*. */
+#define FL_ENTRY_CRASH_POINT	(1U << 15)	/* a crash point ends here */
+
+/*
+ * One index entry per log entry: 48 bytes, whatever the data size.
+ * Fields use the native format's units (512-byte sectors, FLUSHLOG_OP_*)
+ * whichever format the log is in.
+ */
+struct fl_entry {
+	uint64_t offset;	/* byte offset of the entry header in the log */
+	uint64_t sector;	/* first data-device sector */
+	uint64_t submit_tick;
+	uint64_t complete_tick;
+	uint32_t nr_sectors;
+	uint32_t data_len;	/* bytes of data in the log */
+	uint32_t data_crc;	/* 0 where the format has none */
+	uint16_t op;		/* enum flushlog_op */
+	uint16_t flags;		/* FLUSHLOG_F_* | FL_ENTRY_CRASH_POINT */
+};
+
+struct fl_counts {
+	uint64_t writes, flushes, fua, discards, write_zeroes, secure_erases;
+	uint64_t marks, crash_points, data_bytes;
+};
+
+struct fl_log_info {
+	enum fl_format format;
+	unsigned int version;
+	uint32_t log_block_size;	/* bytes per log block */
+	uint32_t data_block_size;	/* data device's logical block size */
+	uint64_t data_sectors;		/* data device size, sectors */
+	bool data_size_known;		/* false: data_sectors = highest used */
+	uint64_t log_bytes;		/* size of the log file or device */
+	uint64_t used_bytes;		/* through the end of the last entry */
+	uint64_t super_entries;		/* entry count the super block states */
+	uint64_t nr_entries;		/* valid entries found */
+	bool clean;			/* closed cleanly (always for log-writes) */
+	uint32_t super_flags;		/* FLUSHLOG_SF_* */
+	uint8_t uuid[16];
+	uint64_t create_time_ns;
+	bool has_ticks;			/* submit/complete order is recorded */
+	bool data_verified;		/* every data checksum was checked */
+	bool torn;			/* a dirty log ended in a partial entry */
+	uint64_t torn_entry;
+	uint64_t torn_offset;
+	char torn_reason[256];
+	struct fl_counts counts;
+};
+
+struct fl_log;
+
+/* fl_log_open() flags */
+#define FL_OPEN_VERIFY_DATA	(1U << 0)	/* check every data CRC now */
+
+int fl_log_open(const char *path, unsigned int flags, struct fl_log **logp,
+		struct fl_error *err);
+void fl_log_close(struct fl_log *log);
+const struct fl_log_info *fl_log_info(const struct fl_log *log);
+const struct fl_entry *fl_log_entries(const struct fl_log *log);
+/* The label of a MARK entry, NUL-terminated; "" for any other entry. */
+const char *fl_log_label(const struct fl_log *log, uint64_t entry);
+const char *fl_format_name(enum fl_format format);
+const char *fl_op_name(unsigned int op);
+
+/*
+ * Crash points.  A point is where a crash may stop the log; its state is
+ * the replay of the first nr_applied entries (0 = the base image).
+ */
+enum fl_point_kind {
+	FL_POINT_START,		/* before any entry */
+	FL_POINT_FLUSH,		/* a cache flush completed */
+	FL_POINT_FUA,		/* a FUA write completed */
+	FL_POINT_MARK,		/* a user's mark */
+	FL_POINT_END,		/* after the last entry */
+};
+
+struct fl_point {
+	uint64_t number;	/* 1, 2, ...: "point:N" */
+	enum fl_point_kind kind;
+	uint64_t nr_applied;	/* entries replayed to reach this state */
+	uint64_t flush_number;	/* "flush:K" for FLUSH and FUA points, else 0 */
+};
+
+const char *fl_point_kind_name(enum fl_point_kind kind);
+/* All crash points in log order, the end point last.  Caller frees. */
+int fl_log_points(const struct fl_log *log, struct fl_point **points,
+		  size_t *nr_points, struct fl_error *err);
+/*
+ * Resolve "start", "end", "entry:N", "flush:K", "point:K" or "mark:LABEL"
+ * to a number of entries to apply.
+ */
+int fl_log_resolve_point(const struct fl_log *log, const char *spec,
+			 uint64_t *nr_applied, struct fl_error *err);
+
+/*
+ * Incremental replay onto an image (regular file or block device):
+ * fl_replay_to(r, n) applies the entries from the current position up to
+ * n, so stepping through points costs one pass over the log in all.
+ */
+struct fl_replay;
+
+typedef void (*fl_progress_fn)(void *arg, uint64_t done, uint64_t total);
+
+int fl_replay_open(struct fl_log *log, int image_fd, struct fl_replay **rp,
+		   struct fl_error *err);
+int fl_replay_seek(struct fl_replay *r, uint64_t nr_applied,
+		   struct fl_error *err);
+int fl_replay_to(struct fl_replay *r, uint64_t nr_applied,
+		 struct fl_error *err);
+uint64_t fl_replay_position(const struct fl_replay *r);
+void fl_replay_set_progress(struct fl_replay *r, fl_progress_fn fn,
+			    void *arg);
+void fl_replay_close(struct fl_replay *r);
+
+/* Fill the image with zeroes over [offset, offset + len). */
+int fl_zero_range(int fd, uint64_t offset, uint64_t len, bool is_blockdev);
+
+#endif /* FLUSHLOG_H */

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Crash points, and the point specifications users type: a point is a
+ * number of entries to apply, since the log is in durability order.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+const char *
+fl_point_kind_name(enum fl_point_kind kind)
+{
+	switch (kind) {
+	case FL_POINT_START:
+		return "start";
+	case FL_POINT_FLUSH:
+		return "flush";
+	case FL_POINT_FUA:
+		return "fua";
+	case FL_POINT_MARK:
+		return "mark";
+	case FL_POINT_END:
+		return "end";
+	}
+	return "unknown";
+}
+
+static enum fl_point_kind
+entry_point_kind(const struct fl_entry *e)
+{
+	if (e->op == FLUSHLOG_OP_MARK)
+		return FL_POINT_MARK;
+	if (e->op == FLUSHLOG_OP_FLUSH || (e->flags & FLUSHLOG_F_PREFLUSH))
+		return FL_POINT_FLUSH;
+	return FL_POINT_FUA;
+}
+
+int
+fl_log_points(const struct fl_log *log, struct fl_point **points,
+	      size_t *nr_points, struct fl_error *err)
+{
+	uint64_t n = log->info.counts.crash_points + 1, k = 0, flushes = 0;
+	struct fl_point *p = calloc(n, sizeof(*p));
+
+	if (!p)
+		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
+				    "out of memory listing %" PRIu64 " points",
+				    n), -ENOMEM;
+	for (uint64_t i = 0; i < log->info.nr_entries; i++) {
+		const struct fl_entry *e = &log->entries[i];
+
+		if (!(e->flags & FL_ENTRY_CRASH_POINT))
+			continue;
+		p[k].number = k + 1;
+		p[k].kind = entry_point_kind(e);
+		p[k].nr_applied = i + 1;
+		if (p[k].kind != FL_POINT_MARK)
+			p[k].flush_number = ++flushes;
+		k++;
+	}
+	p[k].number = k + 1;
+	p[k].kind = FL_POINT_END;
+	p[k].nr_applied = log->info.nr_entries;
+	*points = p;
+	*nr_points = k + 1;
+	return 0;
+}
+
+static int
+parse_number(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno || *end ? -EINVAL : 0;
+}
+
+static int
+resolve_mark(const struct fl_log *log, const char *label, uint64_t *nr,
+	     struct fl_error *err)
+{
+	uint64_t found = 0;
+
+	for (uint64_t i = 0; i < log->nr_marks; i++) {
+		if (strcmp(log->marks[i].label, label))
+			continue;
+		if (!found)
+			*nr = log->marks[i].entry + 1;
+		found++;
+	}
+	if (!found)
+		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
+				    "no mark labelled '%s' in the log", label),
+		       -ENOENT;
+	return 0;
+}
+
+int
+fl_log_resolve_point(const struct fl_log *log, const char *spec,
+		     uint64_t *nr_applied, struct fl_error *err)
+{
+	uint64_t n, nr = log->info.nr_entries;
+	const char *arg = strchr(spec, ':');
+	struct fl_point *points;
+	size_t nr_points;
+	int ret;
+
+	if (!strcmp(spec, "end"))
+		return *nr_applied = nr, 0;
+	if (!strcmp(spec, "start"))
+		return *nr_applied = 0, 0;
+	if (!strncmp(spec, "mark:", 5))
+		return resolve_mark(log, spec + 5, nr_applied, err);
+	if (!arg || parse_number(arg + 1, &n))
+		goto bad_spec;
+	if (!strncmp(spec, "entry:", 6)) {
+		if (n >= nr)
+			return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY,
+					    FL_NO_ENTRY,
+					    "'%s': the log has entries 0 to %" PRId64 " only",
+					    spec, (int64_t)nr - 1), -ERANGE;
+		return *nr_applied = n + 1, 0;
+	}
+	if (strncmp(spec, "flush:", 6) && strncmp(spec, "point:", 6))
+		goto bad_spec;
+	ret = fl_log_points(log, &points, &nr_points, err);
+	if (ret)
+		return ret;
+	ret = -ERANGE;
+	for (size_t i = 0; i < nr_points; i++) {
+		bool hit = spec[0] == 'p' ? points[i].number == n :
+			   points[i].flush_number == n && n;
+
+		if (hit) {
+			*nr_applied = points[i].nr_applied;
+			ret = 0;
+			break;
+		}
+	}
+	free(points);
+	if (ret)
+		fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
+			     "'%s': the log has %s 1 to %" PRIu64 " only",
+			     spec, spec[0] == 'p' ? "points" : "flush points",
+			     spec[0] == 'p' ? (uint64_t)nr_points :
+			     log->info.counts.crash_points -
+			     log->info.counts.marks);
+	return ret;
+
+bad_spec:
+	return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
+			    "invalid point '%s' (expected start, end, entry:N, flush:K, point:K or mark:LABEL)",
+			    spec), -EINVAL;
+}

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reading a dm-flushlog log: the super block, then entry after entry.
+ *
+ * A CLEAN log states its entry count, and every one of them must check
+ * out.  A DIRTY log was not closed (its writer crashed, or is still
+ * writing): entries are taken until the first slot that does not hold the
+ * next entry of this log, and an entry whose header was written but whose
+ * data was not is the torn tail.  A header that passes its checksum but
+ * makes no sense, or bad data followed by a good next entry, is corruption
+ * in either case.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "internal.h"
+
+enum slot_status {
+	SLOT_OK,
+	SLOT_UNWRITTEN,	/* no entry of this log: zeroes, stale, past the end */
+	SLOT_TORN,	/* this log's entry, but its header is half written */
+	SLOT_BAD,	/* an entry of this log that cannot be right */
+	SLOT_DATA_BAD,	/* good header, data missing or mismatched */
+};
+
+struct slot {
+	enum slot_status status;
+	struct flushlog_entry hdr;
+	struct fl_entry e;
+	char why[160];
+};
+
+static bool
+crc_matches(const void *hdr, size_t crc_offset, uint32_t *want)
+{
+	unsigned char copy[FLUSHLOG_HEADER_SIZE];
+	uint32_t stored;
+
+	memcpy(copy, hdr, sizeof(copy));
+	memcpy(&stored, copy + crc_offset, sizeof(stored));
+	memset(copy + crc_offset, 0, sizeof(stored));
+	*want = fl_crc32c(copy, sizeof(copy));
+	return fl_le32(stored) == *want;
+}
+
+static int
+check_super(struct fl_log *log, const struct flushlog_super *sb,
+	    struct fl_error *err)
+{
+	struct fl_log_info *info = &log->info;
+	uint32_t want, state, flags;
+	uint64_t used;
+
+#define SUPER_BAD(...) \
+	(fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0, "super block: " \
+		      __VA_ARGS__), -EBADMSG)
+
+	if (fl_le32(sb->version) != FLUSHLOG_VERSION)
+		return SUPER_BAD("unsupported version %u (this reader knows %u)",
+				 fl_le32(sb->version), FLUSHLOG_VERSION);
+	if (!crc_matches(sb, offsetof(struct flushlog_super, crc), &want))
+		return SUPER_BAD("checksum mismatch (stored 0x%08x, computed 0x%08x)",
+				 fl_le32(sb->crc), want);
+	info->format = FL_FORMAT_FLUSHLOG;
+	info->version = FLUSHLOG_VERSION;
+	info->log_block_size = fl_le32(sb->log_block_size);
+	info->data_block_size = fl_le32(sb->data_block_size);
+	info->data_sectors = fl_le64(sb->data_sectors);
+	info->data_size_known = true;
+	info->super_entries = fl_le64(sb->nr_entries);
+	info->super_flags = flags = fl_le32(sb->flags);
+	info->create_time_ns = fl_le64(sb->create_time_ns);
+	info->has_ticks = true;
+	memcpy(info->uuid, sb->uuid, sizeof(info->uuid));
+	state = fl_le32(sb->state);
+	used = fl_le64(sb->used_sectors);
+
+	if (!fl_is_pow2(info->log_block_size) ||
+	    info->log_block_size < FLUSHLOG_MIN_BLOCK_SIZE ||
+	    info->log_block_size > FLUSHLOG_MAX_BLOCK_SIZE)
+		return SUPER_BAD("invalid log block size %u",
+				 info->log_block_size);
+	if (!fl_is_pow2(info->data_block_size) ||
+	    info->data_block_size < FLUSHLOG_MIN_BLOCK_SIZE ||
+	    info->data_block_size > FLUSHLOG_MAX_BLOCK_SIZE)
+		return SUPER_BAD("invalid data block size %u",
+				 info->data_block_size);
+	if (!info->data_sectors || info->data_sectors > (UINT64_MAX >> 10) ||
+	    (info->data_sectors << FLUSHLOG_SECTOR_SHIFT) %
+	    info->data_block_size)
+		return SUPER_BAD("invalid data device size %" PRIu64 " sectors",
+				 info->data_sectors);
+	if (state != FLUSHLOG_STATE_DIRTY && state != FLUSHLOG_STATE_CLEAN)
+		return SUPER_BAD("invalid state %u", state);
+	if (flags & ~FLUSHLOG_SF_ALL)
+		return SUPER_BAD("unknown flags 0x%x", flags & ~FLUSHLOG_SF_ALL);
+	if (fl_le64(sb->log_id) != fl_le64(*(const __le64 *)sb->uuid))
+		return SUPER_BAD("log id does not match the uuid");
+	info->clean = state == FLUSHLOG_STATE_CLEAN;
+	if (info->log_block_size > log->map_len)
+		return SUPER_BAD("log of %" PRIu64 " bytes is shorter than one log block",
+				 log->map_len);
+	if (info->clean && (used > log->map_len >> FLUSHLOG_SECTOR_SHIFT ||
+			    used << FLUSHLOG_SECTOR_SHIFT <
+			    info->log_block_size))
+		return SUPER_BAD("log is truncated or its used size is wrong: %" PRIu64 " sectors used, %" PRIu64 " bytes present",
+				 used, log->map_len);
+	return 0;
+#undef SUPER_BAD
+}
+
+/* Checks of a header whose checksum is right: the writer meant it. */
+static const char *
+check_header(const struct fl_log *log, const struct fl_entry *e,
+	     const struct flushlog_entry *h, char *why, size_t len)
+{
+	const struct fl_log_info *info = &log->info;
+	uint32_t label_len = fl_le32(h->label_len);
+	uint64_t end = e->sector + e->nr_sectors;
+	uint32_t align = info->data_block_size >> FLUSHLOG_SECTOR_SHIFT;
+	bool has_range = e->op != FLUSHLOG_OP_FLUSH && e->op != FLUSHLOG_OP_MARK;
+
+	if (e->op < FLUSHLOG_OP_WRITE || e->op > FLUSHLOG_OP_MARK)
+		return snprintf(why, len, "unknown operation %u", e->op), why;
+	if (e->flags & ~FLUSHLOG_F_ALL)
+		return snprintf(why, len, "unknown flags 0x%x",
+				e->flags & ~FLUSHLOG_F_ALL), why;
+	if (e->submit_tick > e->complete_tick)
+		return snprintf(why, len, "completes (tick %" PRIu64 ") before it was submitted (tick %" PRIu64 ")",
+				e->complete_tick, e->submit_tick), why;
+	if (has_range && !e->nr_sectors)
+		return snprintf(why, len, "%s of zero length",
+				fl_op_name(e->op)), why;
+	if (!has_range && (e->nr_sectors || e->sector || e->data_len))
+		return snprintf(why, len, "%s with a sector range or data",
+				fl_op_name(e->op)), why;
+	if (has_range && (end < e->sector || end > info->data_sectors))
+		return snprintf(why, len, "sectors %" PRIu64 "+%u beyond the data device's %" PRIu64 " sectors",
+				e->sector, e->nr_sectors, info->data_sectors), why;
+	if (has_range && (e->sector % align || e->nr_sectors % align))
+		return snprintf(why, len, "sectors %" PRIu64 "+%u not aligned to the %u-byte data block",
+				e->sector, e->nr_sectors, info->data_block_size), why;
+	if (e->flags & FLUSHLOG_F_NO_DATA) {
+		if (e->op != FLUSHLOG_OP_WRITE || e->data_len ||
+		    !(info->super_flags & FLUSHLOG_SF_NO_DATA))
+			return snprintf(why, len, "no-data flag on a %s of a log with data",
+					fl_op_name(e->op)), why;
+	} else if (e->op == FLUSHLOG_OP_WRITE &&
+		   e->data_len != (uint64_t)e->nr_sectors << FLUSHLOG_SECTOR_SHIFT) {
+		return snprintf(why, len, "data length %u does not match %u sectors",
+				e->data_len, e->nr_sectors), why;
+	} else if (e->op != FLUSHLOG_OP_WRITE && e->data_len) {
+		return snprintf(why, len, "%s carrying %u bytes of data",
+				fl_op_name(e->op), e->data_len), why;
+	}
+	if (e->op == FLUSHLOG_OP_MARK ? !label_len || label_len > FLUSHLOG_LABEL_MAX
+				      : label_len != 0)
+		return snprintf(why, len, "invalid label length %u", label_len),
+		       why;
+	for (uint32_t i = label_len; i < FLUSHLOG_LABEL_MAX; i++)
+		if (h->label[i])
+			return snprintf(why, len, "label not zero padded"), why;
+	return NULL;
+}
+
+static bool
+is_crash_point(const struct fl_entry *e)
+{
+	if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK)
+		return true;
+	return (e->flags & FLUSHLOG_F_FUA) && e->op != FLUSHLOG_OP_MARK;
+}
+
+static void
+read_slot(const struct fl_log *log, uint64_t off, uint64_t seq,
+	  bool verify_data, struct slot *s)
+{
+	const struct fl_log_info *info = &log->info;
+	struct flushlog_entry *h = &s->hdr;
+	struct fl_entry *e = &s->e;
+	uint64_t log_id;
+	uint32_t want;
+
+	memcpy(&log_id, info->uuid, sizeof(log_id));
+	s->status = SLOT_UNWRITTEN;
+	if (off > log->map_len || log->map_len - off < info->log_block_size) {
+		snprintf(s->why, sizeof(s->why),
+			 "header past the end of the log (%" PRIu64 " bytes)",
+			 log->map_len);
+		return;
+	}
+	memcpy(h, log->map + off, sizeof(*h));
+	if (fl_le32(h->magic) != FLUSHLOG_ENTRY_MAGIC) {
+		snprintf(s->why, sizeof(s->why), "no entry magic");
+		return;
+	}
+	if (h->log_id != log_id) {
+		snprintf(s->why, sizeof(s->why),
+			 "entry of another log (log id 0x%016" PRIx64 ")",
+			 fl_le64(h->log_id));
+		return;
+	}
+	s->status = SLOT_TORN;
+	if (!crc_matches(h, offsetof(struct flushlog_entry, crc), &want)) {
+		snprintf(s->why, sizeof(s->why),
+			 "header checksum mismatch (stored 0x%08x, computed 0x%08x)",
+			 fl_le32(h->crc), want);
+		return;
+	}
+	if (fl_le64(h->seq) != seq) {
+		snprintf(s->why, sizeof(s->why),
+			 "sequence number %" PRIu64 " where %" PRIu64 " belongs",
+			 fl_le64(h->seq), seq);
+		return;
+	}
+	*e = (struct fl_entry) {
+		.offset = off,
+		.sector = fl_le64(h->sector),
+		.submit_tick = fl_le64(h->submit_tick),
+		.complete_tick = fl_le64(h->complete_tick),
+		.nr_sectors = fl_le32(h->nr_sectors),
+		.data_len = fl_le32(h->data_len),
+		.data_crc = fl_le32(h->data_crc),
+		.op = fl_le16(h->op),
+		.flags = fl_le16(h->flags),
+	};
+	if (check_header(log, e, h, s->why, sizeof(s->why))) {
+		s->status = SLOT_BAD;
+		return;
+	}
+	if (is_crash_point(e))
+		e->flags |= FL_ENTRY_CRASH_POINT;
+	s->status = SLOT_DATA_BAD;
+	if (log->map_len - off - info->log_block_size <
+	    fl_round_up(e->data_len, info->log_block_size)) {
+		snprintf(s->why, sizeof(s->why),
+			 "%u bytes of data run past the end of the log (%" PRIu64 " bytes)",
+			 e->data_len, log->map_len);
+		return;
+	}
+	if (verify_data && e->data_len) {
+		want = fl_crc32c(log->map + off + info->log_block_size,
+				 e->data_len);
+		if (want != e->data_crc) {
+			snprintf(s->why, sizeof(s->why),
+				 "data checksum mismatch (stored 0x%08x, computed 0x%08x)",
+				 e->data_crc, want);
+			return;
+		}
+	}
+	s->status = SLOT_OK;
+}
+
+static uint64_t
+slot_size(const struct fl_log *log, const struct fl_entry *e)
+{
+	return log->info.log_block_size +
+	       fl_round_up(e->data_len, log->info.log_block_size);
+}
+
+static int
+entry_error(struct fl_error *err, uint64_t seq, uint64_t off, const char *why)
+{
+	fl_set_error(err, FL_ERR_LOG, seq, off, "entry %" PRIu64 " at offset %" PRIu64 ": %s",
+		     seq, off, why);
+	return -EBADMSG;
+}
+
+/*
+ * A dirty log's first failed slot ends it.  A slot of this log that was
+ * half written is its torn tail.  A writer with several log writes in
+ * flight can crash with a later entry intact behind a torn one, so that
+ * too is a torn tail, though the reason says what lies beyond.
+ */
+static int
+end_dirty_log(struct fl_log *log, struct slot *s, uint64_t seq, uint64_t off,
+	      struct fl_error *err)
+{
+	struct fl_log_info *info = &log->info;
+	const char *beyond = "";
+	struct slot next;
+
+	if (s->status == SLOT_BAD)
+		return entry_error(err, seq, off, s->why);
+	if (s->status == SLOT_UNWRITTEN)
+		return 0;
+	if (s->status == SLOT_DATA_BAD) {
+		read_slot(log, off + slot_size(log, &s->e), seq + 1, false,
+			  &next);
+		if (next.status == SLOT_OK || next.status == SLOT_DATA_BAD)
+			beyond = "; a later entry follows intact, ignored";
+	}
+	info->torn = true;
+	info->torn_entry = seq;
+	info->torn_offset = off;
+	snprintf(info->torn_reason, sizeof(info->torn_reason), "%s%s", s->why,
+		 beyond);
+	return 0;
+}
+
+int
+fl_scan_flushlog(struct fl_log *log, unsigned int flags, struct fl_error *err)
+{
+	struct fl_log_info *info = &log->info;
+	bool verify_data;
+	uint64_t off, seq;
+	struct slot s;
+	int ret;
+
+	ret = check_super(log, (const struct flushlog_super *)log->map, err);
+	if (ret)
+		return ret;
+	verify_data = (flags & FL_OPEN_VERIFY_DATA) || !info->clean;
+	off = info->log_block_size;
+	for (seq = 0; !info->clean || seq < info->super_entries; seq++) {
+		read_slot(log, off, seq, verify_data, &s);
+		if (s.status != SLOT_OK) {
+			if (info->clean)
+				return entry_error(err, seq, off, s.why);
+			ret = end_dirty_log(log, &s, seq, off, err);
+			if (ret)
+				return ret;
+			break;
+		}
+		ret = fl_log_add_entry(log, &s.e, (const char *)s.hdr.label,
+				       fl_le32(s.hdr.label_len));
+		if (ret)
+			return fl_set_error(err, FL_ERR_LOG, seq, off,
+					    "out of memory indexing entry %" PRIu64,
+					    seq), ret;
+		off += slot_size(log, &s.e);
+	}
+	info->used_bytes = off;
+	info->data_verified = verify_data;
+	if (info->clean) {
+		uint64_t used = fl_le64(((const struct flushlog_super *)log->map)->used_sectors);
+		if (used << FLUSHLOG_SECTOR_SHIFT != off)
+			return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
+					    "super block: %" PRIu64 " sectors used, but its %" PRIu64 " entries end at byte %" PRIu64,
+					    used, info->super_entries, off),
+			       -EBADMSG;
+	}
+	return 0;
+}

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reading a log of the kernel's dm-log-writes target (also written by
+ * QEMU's blklogwrites driver), as drivers/md/dm-log-writes.c lays it out:
+ * in units of the data device's logical block size ("sectorsize"), a
+ * super block in unit 0, then per entry one header unit and, for writes,
+ * nr_sectors units of data.  Sectors and lengths count those units.  The
+ * format has no checksums and no device size, and records only durability
+ * order, so every entry is given ticks that say nothing was concurrent.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define LW_FLUSH	(1U << 0)
+#define LW_FUA		(1U << 1)
+#define LW_DISCARD	(1U << 2)
+#define LW_MARK		(1U << 3)
+#define LW_METADATA	(1U << 4)
+#define LW_ALL		0x1fU
+
+/* The layouts of dm-log-writes.c, fixed by that format. */
+struct lw_super {
+	__le64 magic;
+	__le64 version;
+	__le64 nr_entries;
+	__le32 sectorsize;
+} __attribute__((packed));
+
+struct lw_entry {
+	__le64 sector;
+	__le64 nr_sectors;
+	__le64 flags;
+	__le64 data_len;
+};
+
+/* Bytes a log may describe, to keep sums of its fields from overflowing. */
+#define LW_MAX_BYTES	(1ULL << 60)
+
+static const char *
+translate(const struct lw_entry *h, uint32_t ss, uint64_t max_label,
+	  struct fl_entry *e, char *why, size_t len)
+{
+	uint64_t flags = fl_le64(h->flags), nr = fl_le64(h->nr_sectors);
+	uint64_t sector = fl_le64(h->sector), data_len = fl_le64(h->data_len);
+	uint64_t units = ss >> FLUSHLOG_SECTOR_SHIFT;
+
+	if (flags & ~(uint64_t)LW_ALL)
+		return snprintf(why, len, "unknown flags 0x%" PRIx64,
+				flags & ~(uint64_t)LW_ALL), why;
+	if (nr > LW_MAX_BYTES / ss || sector > LW_MAX_BYTES / ss ||
+	    nr * units > UINT32_MAX)
+		return snprintf(why, len, "absurd range: sector %" PRIu64 ", %" PRIu64 " sectors of %u bytes",
+				sector, nr, ss), why;
+	e->sector = sector * units;
+	e->nr_sectors = (uint32_t)(nr * units);
+	if (flags & LW_FLUSH)
+		e->flags |= FLUSHLOG_F_PREFLUSH;
+	if (flags & LW_FUA)
+		e->flags |= FLUSHLOG_F_FUA;
+	if (flags & LW_METADATA)
+		e->flags |= FLUSHLOG_F_META;
+	if (flags & LW_MARK) {
+		if (flags != LW_MARK || nr || !data_len || data_len > max_label)
+			return snprintf(why, len, "invalid mark (flags 0x%" PRIx64 ", label of %" PRIu64 " bytes)",
+					flags, data_len), why;
+		e->op = FLUSHLOG_OP_MARK;
+		e->sector = 0;
+		e->flags |= FL_ENTRY_CRASH_POINT;
+		return NULL;
+	}
+	if (data_len)
+		return snprintf(why, len, "inline data entry (%" PRIu64 " bytes), which this reader does not support",
+				data_len), why;
+	if (flags & LW_DISCARD) {
+		if (!nr || (flags & (LW_FLUSH | LW_FUA)))
+			return snprintf(why, len, "invalid discard (flags 0x%" PRIx64 ", %" PRIu64 " sectors)",
+					flags, nr), why;
+		e->op = FLUSHLOG_OP_DISCARD;
+		return NULL;
+	}
+	if (!nr) {
+		if (!(flags & LW_FLUSH))
+			return snprintf(why, len, "write of zero length"), why;
+		e->op = FLUSHLOG_OP_FLUSH;
+		e->sector = 0;
+		e->flags |= FL_ENTRY_CRASH_POINT;
+		return NULL;
+	}
+	e->op = FLUSHLOG_OP_WRITE;
+	e->data_len = (uint32_t)(nr * ss);
+	if (flags & (LW_FLUSH | LW_FUA))
+		e->flags |= FL_ENTRY_CRASH_POINT;
+	return NULL;
+}
+
+int
+fl_scan_log_writes(struct fl_log *log, struct fl_error *err)
+{
+	struct fl_log_info *info = &log->info;
+	struct lw_super sb;
+	uint64_t off, version, high = 0;
+	char why[160];
+	uint32_t ss;
+	int ret;
+
+	memcpy(&sb, log->map, sizeof(sb));
+	version = fl_le64(sb.version);
+	ss = fl_le32(sb.sectorsize);
+	if (version != 1)
+		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
+				    "super block: unsupported dm-log-writes version %" PRIu64,
+				    version), -EBADMSG;
+	if (!fl_is_pow2(ss) || ss < FLUSHLOG_MIN_BLOCK_SIZE ||
+	    ss > FLUSHLOG_MAX_BLOCK_SIZE || ss > log->map_len)
+		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
+				    "super block: invalid sector size %u", ss),
+		       -EBADMSG;
+	info->format = FL_FORMAT_LOG_WRITES;
+	info->version = 1;
+	info->log_block_size = ss;
+	info->data_block_size = ss;
+	info->super_entries = fl_le64(sb.nr_entries);
+	info->clean = true;
+	info->data_verified = false;
+
+	off = ss;
+	for (uint64_t seq = 0; seq < info->super_entries; seq++) {
+		struct fl_entry e = { .offset = off };
+		struct lw_entry h;
+		const char *label;
+
+		if (off > log->map_len || log->map_len - off < ss)
+			return fl_set_error(err, FL_ERR_LOG, seq, off,
+					    "entry %" PRIu64 " at offset %" PRIu64 ": header past the end of the log (%" PRIu64 " bytes; super block says %" PRIu64 " entries)",
+					    seq, off, log->map_len,
+					    info->super_entries), -EBADMSG;
+		memcpy(&h, log->map + off, sizeof(h));
+		if (translate(&h, ss, ss - sizeof(h), &e, why, sizeof(why)))
+			return fl_set_error(err, FL_ERR_LOG, seq, off,
+					    "entry %" PRIu64 " at offset %" PRIu64 ": %s",
+					    seq, off, why), -EBADMSG;
+		if (log->map_len - off - ss < e.data_len)
+			return fl_set_error(err, FL_ERR_LOG, seq, off,
+					    "entry %" PRIu64 " at offset %" PRIu64 ": %u bytes of data run past the end of the log (%" PRIu64 " bytes)",
+					    seq, off, e.data_len, log->map_len),
+			       -EBADMSG;
+		e.submit_tick = e.complete_tick = seq + 1;
+		label = (const char *)log->map + off + sizeof(h);
+		ret = fl_log_add_entry(log, &e, label,
+				       e.op == FLUSHLOG_OP_MARK ?
+				       strnlen(label, fl_le64(h.data_len)) : 0);
+		if (ret)
+			return fl_set_error(err, FL_ERR_LOG, seq, off,
+					    "out of memory indexing entry %" PRIu64,
+					    seq), ret;
+		if (e.nr_sectors && e.sector + e.nr_sectors > high)
+			high = e.sector + e.nr_sectors;
+		off += ss + e.data_len;
+	}
+	info->used_bytes = off;
+	info->data_sectors = high;
+	info->data_size_known = false;
+	return 0;
+}
