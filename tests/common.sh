@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers sourced by every test, in the shape of fstests' common/rc:
+# _require_* skip with the reason, _fail prints what differed and exits.
+# shellcheck shell=bash
+
+set -euo pipefail
+
+: "${FLUSHLOG_TOP:?run tests through tests/run}"
+: "${FLUSHLOG_BUILD:?run tests through tests/run}"
+: "${TEST_TMP:?run tests through tests/run}"
+
+FLUSHLOG=$FLUSHLOG_BUILD/flushlog
+MKLOG=$FLUSHLOG_BUILD/tests/fl-mklog
+DATA=$FLUSHLOG_TOP/tests/data
+export FLUSHLOG MKLOG DATA
+
+_fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+_skip() {
+	echo "skipped: $*"
+	exit 77
+}
+
+_require_cmd() {
+	command -v "$1" >/dev/null 2>&1 || _skip "$1 is not installed"
+}
+
+# _expect_exit CODE CMD...: run CMD, which must exit with CODE; its stderr
+# is kept in $TEST_TMP/stderr.
+_expect_exit() {
+	local want=$1 got=0
+	shift
+	"$@" >"$TEST_TMP/stdout" 2>"$TEST_TMP/stderr" || got=$?
+	if [ "$got" != "$want" ]; then
+		echo "--- stderr:" >&2
+		cat "$TEST_TMP/stderr" >&2
+		_fail "'$*' exited $got, expected $want"
+	fi
+}
+
+# _same_image EXPECTED GOT WHAT: byte-for-byte comparison; on a
+# difference, say at which sector.
+_same_image() {
+	local first
+	if ! first=$(cmp "$1" "$2" 2>&1); then
+		echo "$first" >&2
+		local byte
+		byte=$(echo "$first" | sed -n 's/.* byte \([0-9]*\).*/\1/p')
+		[ -n "$byte" ] && echo "first difference in sector $(((byte - 1) / 512))" >&2
+		_fail "$3: $2 differs from $1"
+	fi
+}
+
+# _mklog SCENARIO FORMAT OUTDIR: write SCENARIO's log and expected images.
+_mklog() {
+	mkdir -p "$3"
+	"$MKLOG" -f "$2" -e "$3" -o "$3/log" "$1"
+}

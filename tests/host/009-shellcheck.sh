@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Every shell script of the project passes shellcheck.
+. "$FLUSHLOG_TOP/tests/common.sh"
+# asan: no
+_require_cmd shellcheck
+
+cd "$FLUSHLOG_TOP"
+mapfile -t scripts < <(git ls-files 2>/dev/null | while read -r f; do
+	case $f in *.sh) echo "$f" ;; *) head -c 64 "$f" 2>/dev/null | grep -q '^#!.*bash' && echo "$f" ;; esac
+done; echo tests/common.sh)
+((${#scripts[@]})) || _fail "no scripts found"
+shellcheck -x -e SC1091 "${scripts[@]}"
+echo "${#scripts[@]} scripts clean"
