@@ -65,6 +65,7 @@ print_text(const char *path, const struct fl_log_info *info)
 	printf("  marks:          %" PRIu64 "\n", c->marks);
 	printf("crash points:     %" PRIu64 " (plus the end)\n",
 	       c->crash_points);
+	printf("index memory:     %" PRIu64 " bytes\n", info->index_bytes);
 	printf("ordering ticks:   %s\n", info->has_ticks ? "yes" :
 	       "no (durability order only)");
 	printf("data checksums:   %s\n",
@@ -100,6 +101,7 @@ print_json(const char *path, const struct fl_log_info *info)
 	printf(",\"writes\":%" PRIu64 ",\"data_bytes\":%" PRIu64 ",\"flushes\":%" PRIu64 ",\"fua\":%" PRIu64 ",\"discards\":%" PRIu64 ",\"write_zeroes\":%" PRIu64 ",\"secure_erases\":%" PRIu64 ",\"marks\":%" PRIu64 ",\"crash_points\":%" PRIu64,
 	       c->writes, c->data_bytes, c->flushes, c->fua, c->discards,
 	       c->write_zeroes, c->secure_erases, c->marks, c->crash_points);
+	printf(",\"index_bytes\":%" PRIu64, info->index_bytes);
 	printf(",\"has_ticks\":%s,\"data_verified\":%s,\"torn\":",
 	       info->has_ticks ? "true" : "false",
 	       info->data_verified ? "true" : "false");

@@ -93,6 +93,7 @@ struct fl_log_info {
 	uint64_t torn_offset;
 	char torn_reason[256];
 	struct fl_counts counts;
+	uint64_t index_bytes;		/* memory the index takes */
 };
 
 struct fl_log;

@@ -98,21 +98,32 @@ count_entry(struct fl_counts *c, const struct fl_entry *e)
 	c->data_bytes += e->data_len;
 }
 
+/* Size the index exactly when the entry count is known beforehand. */
+int
+fl_log_reserve(struct fl_log *log, uint64_t nr_entries)
+{
+	struct fl_entry *p;
+
+	if (nr_entries <= log->entries_cap)
+		return 0;
+	p = realloc(log->entries, nr_entries * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	log->entries = p;
+	log->entries_cap = nr_entries;
+	return 0;
+}
+
 int
 fl_log_add_entry(struct fl_log *log, const struct fl_entry *e,
 		 const char *label, size_t label_len)
 {
 	uint64_t n = log->info.nr_entries;
 
-	if (n == log->entries_cap) {
-		uint64_t cap = log->entries_cap ? log->entries_cap * 2 : 1024;
-		struct fl_entry *p = realloc(log->entries, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		log->entries = p;
-		log->entries_cap = cap;
-	}
+	/* grow by a quarter: the index stays near 48 bytes an entry */
+	if (n == log->entries_cap &&
+	    fl_log_reserve(log, log->entries_cap + log->entries_cap / 4 + 1024))
+		return -ENOMEM;
 	if (e->op == FLUSHLOG_OP_MARK) {
 		struct fl_mark *m;
 
@@ -215,6 +226,19 @@ fl_log_open(const char *path, unsigned int flags, struct fl_log **logp,
 	}
 	if (ret)
 		goto out_close;
+	if (log->info.nr_entries && log->info.nr_entries < log->entries_cap) {
+		struct fl_entry *p = realloc(log->entries,
+					     log->info.nr_entries * sizeof(*p));
+
+		if (p) {
+			log->entries = p;
+			log->entries_cap = log->info.nr_entries;
+		}
+	}
+	log->info.index_bytes = log->entries_cap * sizeof(struct fl_entry) +
+				log->marks_cap * sizeof(struct fl_mark);
+	for (uint64_t i = 0; i < log->nr_marks; i++)
+		log->info.index_bytes += strlen(log->marks[i].label) + 1;
 	*logp = log;
 	return 0;
 
@@ -237,6 +261,25 @@ fl_log_close(struct fl_log *log)
 	if (log->fd >= 0)
 		close(log->fd);
 	free(log);
+}
+
+/*
+ * Drop the mapping's pages from *released up to offset from this process,
+ * in steps, and advance *released (each pass keeps its own): a forward pass
+ * over a log larger than memory then keeps a bounded resident set (the
+ * pages stay in the page cache).
+ */
+void
+fl_log_release(struct fl_log *log, uint64_t *released, uint64_t offset)
+{
+	const uint64_t step = 32ULL << 20;
+	uint64_t to = offset & ~(step - 1);
+
+	if (to <= *released)
+		return;
+	madvise((void *)(log->map + *released), to - *released,
+		MADV_DONTNEED);
+	*released = to;
 }
 
 const struct fl_log_info *

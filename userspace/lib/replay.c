@@ -3,12 +3,16 @@
  * Replaying entries onto an image.  The log is mapped, so data goes from
  * the mapping straight to pwritev(): runs of writes to consecutive sectors
  * become one call, and each entry's data checksum is checked just before
- * its data is used, so a bad entry is never applied.
+ * its data is used, so a bad entry is never applied.  On a long replay a
+ * second thread checks the checksums ahead of the writing one: the first
+ * touch of the log's pages and the CRC then overlap with the copying.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -23,6 +27,33 @@
 #define RUN_MAX_IOV	512
 #define RUN_MAX_BYTES	(32U << 20)
 #define PROGRESS_STEP	(256U << 20)	/* bytes of log between reports */
+#define VERIFY_AHEAD_MIN (64ULL << 20)	/* data worth a second thread */
+#define VERIFY_AHEAD_MAX (64ULL << 20)	/* how far it may run ahead */
+#define APPLIED_STEP	(4ULL << 20)	/* writer's progress reports */
+
+/*
+ * The checksum thread.  It checks entries [next, end) in order and
+ * publishes how far it got; the replaying thread applies an entry only
+ * once it is checked, and publishes how far it got, so that the checker
+ * stays at most VERIFY_AHEAD_MAX bytes of log ahead (the pages it maps
+ * are released behind the replay).  lock protects the sleeping and
+ * waking only.
+ */
+struct verifier {
+	const struct fl_log *log;
+	pthread_t thread;
+	uint64_t end;
+	_Atomic uint64_t checked;	/* entries below this are good */
+	_Atomic uint64_t bad;		/* first bad entry, or UINT64_MAX */
+	_Atomic bool stop;
+	_Atomic uint64_t applied_offset; /* log offset the replay reached */
+	uint32_t bad_crc;		/* what the bad entry's data gave */
+	pthread_mutex_t lock;
+	pthread_cond_t progress;	/* checked moved: replayer waits */
+	pthread_cond_t room;		/* applied_offset moved: checker waits */
+	bool waiting;			/* the replaying thread sleeps */
+	bool checker_waiting;		/* the checking thread sleeps */
+};
 
 struct fl_replay {
 	struct fl_log *log;
@@ -33,6 +64,8 @@ struct fl_replay {
 	fl_progress_fn progress;
 	void *progress_arg;
 	uint64_t next_report;		/* log offset of the next report */
+	uint64_t released;		/* map released up to here */
+	struct verifier *verifier;	/* or NULL: check inline */
 	/* a run of pending writes to consecutive bytes of the image */
 	struct iovec iov[RUN_MAX_IOV];
 	int nr_iov;
@@ -205,6 +238,169 @@ entry_error(struct fl_error *err, enum fl_error_source source, uint64_t seq,
 	return ret;
 }
 
+static bool
+needs_crc(const struct fl_log *log, const struct fl_entry *e)
+{
+	return e->op == FLUSHLOG_OP_WRITE && !(e->flags & FLUSHLOG_F_NO_DATA) &&
+	       !log->info.data_verified && log->info.format == FL_FORMAT_FLUSHLOG;
+}
+
+static uint32_t
+entry_crc(const struct fl_log *log, const struct fl_entry *e)
+{
+	return fl_crc32c(log->map + e->offset + log->info.log_block_size,
+			 e->data_len);
+}
+
+static void
+wake_replayer(struct verifier *v)
+{
+	pthread_mutex_lock(&v->lock);
+	if (v->waiting)
+		pthread_cond_signal(&v->progress);
+	pthread_mutex_unlock(&v->lock);
+}
+
+static bool
+too_far_ahead(struct verifier *v, uint64_t offset)
+{
+	return offset > atomic_load(&v->applied_offset) + VERIFY_AHEAD_MAX &&
+	       !atomic_load(&v->stop);
+}
+
+static void
+wait_for_room(struct verifier *v, uint64_t offset)
+{
+	while (too_far_ahead(v, offset)) {
+		pthread_mutex_lock(&v->lock);
+		v->checker_waiting = true;
+		if (too_far_ahead(v, offset))
+			pthread_cond_wait(&v->room, &v->lock);
+		v->checker_waiting = false;
+		pthread_mutex_unlock(&v->lock);
+	}
+}
+
+/* The replay reached offset: let the checker go on if it waits. */
+static void
+report_applied(struct verifier *v, uint64_t offset)
+{
+	if (offset < atomic_load(&v->applied_offset) + APPLIED_STEP)
+		return;
+	atomic_store(&v->applied_offset, offset);
+	pthread_mutex_lock(&v->lock);
+	if (v->checker_waiting)
+		pthread_cond_signal(&v->room);
+	pthread_mutex_unlock(&v->lock);
+}
+
+static void *
+verify_ahead(void *arg)
+{
+	struct verifier *v = arg;
+	uint64_t i = atomic_load(&v->checked), since_wake = 0;
+
+	for (; i < v->end && !atomic_load(&v->stop); i++) {
+		const struct fl_entry *e = &v->log->entries[i];
+
+		wait_for_room(v, e->offset);
+		if (needs_crc(v->log, e)) {
+			uint32_t crc = entry_crc(v->log, e);
+
+			if (crc != e->data_crc) {
+				v->bad_crc = crc;
+				atomic_store(&v->bad, i);
+				break;
+			}
+			since_wake += e->data_len;
+		}
+		atomic_store(&v->checked, i + 1);
+		if (since_wake >= (1U << 20)) {
+			wake_replayer(v);
+			since_wake = 0;
+		}
+	}
+	atomic_store(&v->checked, i);
+	wake_replayer(v);
+	return NULL;
+}
+
+/* Wait until entry seq is checked; false if it is the bad one. */
+static bool
+wait_checked(struct verifier *v, uint64_t seq, uint32_t *bad_crc)
+{
+	while (atomic_load(&v->checked) <= seq) {
+		if (atomic_load(&v->bad) == seq) {
+			*bad_crc = v->bad_crc;
+			return false;
+		}
+		pthread_mutex_lock(&v->lock);
+		v->waiting = true;
+		if (atomic_load(&v->checked) <= seq &&
+		    atomic_load(&v->bad) != seq)
+			pthread_cond_wait(&v->progress, &v->lock);
+		v->waiting = false;
+		pthread_mutex_unlock(&v->lock);
+	}
+	return true;
+}
+
+static void
+stop_verifier(struct fl_replay *r)
+{
+	struct verifier *v = r->verifier;
+
+	if (!v)
+		return;
+	atomic_store(&v->stop, true);
+	pthread_mutex_lock(&v->lock);
+	pthread_cond_signal(&v->room);
+	pthread_mutex_unlock(&v->lock);
+	pthread_join(v->thread, NULL);
+	pthread_mutex_destroy(&v->lock);
+	pthread_cond_destroy(&v->progress);
+	pthread_cond_destroy(&v->room);
+	free(v);
+	r->verifier = NULL;
+}
+
+/* Worth a thread: enough unchecked data ahead, and a second CPU. */
+static void
+start_verifier(struct fl_replay *r, uint64_t end)
+{
+	const struct fl_log *log = r->log;
+	uint64_t bytes = 0;
+	struct verifier *v;
+
+	if (log->info.data_verified || log->info.format != FL_FORMAT_FLUSHLOG ||
+	    sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return;
+	for (uint64_t i = r->pos; i < end && bytes < VERIFY_AHEAD_MIN; i++)
+		bytes += log->entries[i].data_len;
+	if (bytes < VERIFY_AHEAD_MIN)
+		return;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return;		/* check inline instead */
+	v->log = log;
+	v->end = end;
+	atomic_init(&v->checked, r->pos);
+	atomic_init(&v->bad, UINT64_MAX);
+	atomic_init(&v->stop, false);
+	atomic_init(&v->applied_offset, log->entries[r->pos].offset);
+	pthread_mutex_init(&v->lock, NULL);
+	pthread_cond_init(&v->progress, NULL);
+	pthread_cond_init(&v->room, NULL);
+	if (pthread_create(&v->thread, NULL, verify_ahead, v)) {
+		pthread_mutex_destroy(&v->lock);
+		pthread_cond_destroy(&v->progress);
+		pthread_cond_destroy(&v->room);
+		free(v);
+		return;
+	}
+	r->verifier = v;
+}
+
 static int
 apply_entry(struct fl_replay *r, uint64_t seq, struct fl_error *err)
 {
@@ -237,10 +433,11 @@ apply_entry(struct fl_replay *r, uint64_t seq, struct fl_error *err)
 				   "write logged without its data (a no_data log) cannot be replayed",
 				   -ENODATA);
 	data = log->map + e->offset + log->info.log_block_size;
-	if (!log->info.data_verified && log->info.format == FL_FORMAT_FLUSHLOG) {
-		uint32_t crc = fl_crc32c(data, e->data_len);
+	if (needs_crc(log, e)) {
+		uint32_t crc = e->data_crc;
 
-		if (crc != e->data_crc) {
+		if (r->verifier ? !wait_checked(r->verifier, seq, &crc) :
+				  (crc = entry_crc(log, e)) != e->data_crc) {
 			char why[96];
 
 			snprintf(why, sizeof(why),
@@ -267,18 +464,29 @@ fl_replay_to(struct fl_replay *r, uint64_t nr_applied, struct fl_error *err)
 		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "cannot replay backwards from %" PRIu64 " to %" PRIu64 " entries",
 				    r->pos, nr_applied), -EINVAL;
+	start_verifier(r, nr_applied);
 	for (; r->pos < nr_applied; r->pos++) {
 		ret = apply_entry(r, r->pos, err);
 		if (ret)
 			break;
+		if (r->verifier)
+			report_applied(r->verifier, log->entries[r->pos].offset);
+		/* queued writes still point into the map: keep those pages */
+		fl_log_release(r->log, &r->released, r->nr_iov ?
+			       (uint64_t)((const unsigned char *)r->iov[0].iov_base - log->map) :
+			       log->entries[r->pos].offset);
 		if (r->progress && log->entries[r->pos].offset >= r->next_report) {
 			r->progress(r->progress_arg, log->entries[r->pos].offset,
 				    log->info.used_bytes);
 			r->next_report = log->entries[r->pos].offset + PROGRESS_STEP;
 		}
 	}
+	stop_verifier(r);
 	/* entries before a failed one are applied: pos says how many */
 	flush_ret = r->nr_iov ? write_run(r, ret ? NULL : err) : 0;
+	if (r->pos)
+		fl_log_release(r->log, &r->released,
+			       log->entries[r->pos - 1].offset);
 	if (flush_ret && !ret) {
 		r->pos = nr_applied;	/* unknown how much landed */
 		return flush_ret;

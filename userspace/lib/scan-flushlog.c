@@ -304,7 +304,7 @@ fl_scan_flushlog(struct fl_log *log, unsigned int flags, struct fl_error *err)
 {
 	struct fl_log_info *info = &log->info;
 	bool verify_data;
-	uint64_t off, seq;
+	uint64_t off, seq, released = 0;
 	struct slot s;
 	int ret;
 
@@ -312,6 +312,16 @@ fl_scan_flushlog(struct fl_log *log, unsigned int flags, struct fl_error *err)
 	if (ret)
 		return ret;
 	verify_data = (flags & FL_OPEN_VERIFY_DATA) || !info->clean;
+	if (info->clean && info->super_entries >
+	    log->map_len / info->log_block_size)
+		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
+				    "super block: %" PRIu64 " entries cannot fit in a log of %" PRIu64 " bytes",
+				    info->super_entries, log->map_len),
+		       -EBADMSG;
+	if (info->clean && fl_log_reserve(log, info->super_entries))
+		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
+				    "out of memory for an index of %" PRIu64 " entries",
+				    info->super_entries), -ENOMEM;
 	off = info->log_block_size;
 	for (seq = 0; !info->clean || seq < info->super_entries; seq++) {
 		read_slot(log, off, seq, verify_data, &s);
@@ -330,6 +340,7 @@ fl_scan_flushlog(struct fl_log *log, unsigned int flags, struct fl_error *err)
 					    "out of memory indexing entry %" PRIu64,
 					    seq), ret;
 		off += slot_size(log, &s.e);
+		fl_log_release(log, &released, off);
 	}
 	info->used_bytes = off;
 	info->data_verified = verify_data;

@@ -101,7 +101,7 @@ fl_scan_log_writes(struct fl_log *log, struct fl_error *err)
 {
 	struct fl_log_info *info = &log->info;
 	struct lw_super sb;
-	uint64_t off, version, high = 0;
+	uint64_t off, version, high = 0, released = 0;
 	char why[160];
 	uint32_t ss;
 	int ret;
@@ -126,6 +126,15 @@ fl_scan_log_writes(struct fl_log *log, struct fl_error *err)
 	info->clean = true;
 	info->data_verified = false;
 
+	if (info->super_entries > log->map_len / ss)
+		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
+				    "super block: %" PRIu64 " entries cannot fit in a log of %" PRIu64 " bytes",
+				    info->super_entries, log->map_len),
+		       -EBADMSG;
+	if (fl_log_reserve(log, info->super_entries))
+		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
+				    "out of memory for an index of %" PRIu64 " entries",
+				    info->super_entries), -ENOMEM;
 	off = ss;
 	for (uint64_t seq = 0; seq < info->super_entries; seq++) {
 		struct fl_entry e = { .offset = off };
@@ -159,6 +168,7 @@ fl_scan_log_writes(struct fl_log *log, struct fl_error *err)
 		if (e.nr_sectors && e.sector + e.nr_sectors > high)
 			high = e.sector + e.nr_sectors;
 		off += ss + e.data_len;
+		fl_log_release(log, &released, off);
 	}
 	info->used_bytes = off;
 	info->data_sectors = high;
