@@ -30,3 +30,10 @@ _expect_exit 3 "$FLUSHLOG" replay -q -o "$TEST_TMP/new" "$TEST_TMP/bad"
 "$FLUSHLOG" replay -q --in-place --from "entry:$((seq - 1))" -o "$TEST_TMP/img" "$TEST_TMP/log"
 _same_image "$TEST_TMP/full" "$TEST_TMP/img" "resumed replay"
 echo "stopped at entry $seq (offset $off) as expected"
+
+# entries larger than the checker's lead (64 MiB) must not stall it
+printf '%s\n' 'device 262144' 'write 0 8' 'write 8 204800' 'write 204808 8' 'write 0 140000 fua' >"$TEST_TMP/huge.fls"
+"$MKLOG" -e "$TEST_TMP/huge" -o "$TEST_TMP/huge.log" "$TEST_TMP/huge.fls"
+timeout 60 "$FLUSHLOG" replay -q -o "$TEST_TMP/huge.img" "$TEST_TMP/huge.log" ||
+	_fail "replay of a log with 100 MiB entries did not finish"
+_same_image "$TEST_TMP/huge/point-2.img" "$TEST_TMP/huge.img" "log with 100 MiB entries"

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "flushlog.h"
@@ -496,6 +497,8 @@ main(int argc, char **argv)
 	for (int i = 0; i < 16; i++)
 		uuid[i] = (uint8_t)(0x5a + 37 * i);
 	if (expect_dir) {
+		if (mkdir(expect_dir, 0755) && errno != EEXIST)
+			die("cannot create '%s': %s", expect_dir, strerror(errno));
 		snprintf(path, sizeof(path), "%s/points.txt", expect_dir);
 		points_txt = fopen(path, "w");
 		if (!points_txt)

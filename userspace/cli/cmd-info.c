@@ -140,7 +140,7 @@ run_info(const struct cli_command *cmd, int argc, char **argv)
 	else
 		print_text(argv[cli_operand_index()], fl_log_info(log));
 	fl_log_close(log);
-	return EXIT_OK;
+	return fflush(stdout) ? EXIT_FAILED : EXIT_OK;
 }
 
 const struct cli_command cmd_info = {

@@ -153,6 +153,13 @@ prepare_image(const struct cli_command *cmd, const struct replay_args *a,
 			errno = ENOMEM;
 		} else {
 			fd = mkostemp(*tmp_path, O_CLOEXEC);
+			if (fd >= 0) {
+				/* as open(O_CREAT) would have made it */
+				mode_t mask = umask(0);
+
+				umask(mask);
+				fchmod(fd, 0666 & ~mask);
+			}
 		}
 	}
 	if (fd < 0) {
@@ -254,9 +261,12 @@ replay(const struct cli_command *cmd, const struct replay_args *a,
 			ret = fl_replay_to(r, to, &err);
 		if (!a->quiet && isatty(STDERR_FILENO))
 			fprintf(stderr, "\r\033[K");
-		if (ret && !tmp_path)
+		if (ret && !tmp_path && err.source == FL_ERR_LOG)
 			fprintf(stderr, "flushlog %s: '%s' holds the state after the first %" PRIu64 " entries\n",
 				cmd->name, a->output, fl_replay_position(r));
+		else if (ret && !tmp_path)
+			fprintf(stderr, "flushlog %s: the contents of '%s' are now undefined\n",
+				cmd->name, a->output);
 		fl_replay_close(r);
 	}
 	if (!ret && close(fd)) {

@@ -120,6 +120,10 @@ fl_log_resolve_point(const struct fl_log *log, const char *spec,
 	if (!arg || parse_number(arg + 1, &n))
 		goto bad_spec;
 	if (!strncmp(spec, "entry:", 6)) {
+		if (!nr)
+			return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY,
+					    FL_NO_ENTRY, "'%s': the log has no entries",
+					    spec), -ERANGE;
 		if (n >= nr)
 			return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY,
 					    FL_NO_ENTRY,

@@ -281,11 +281,16 @@ wait_for_room(struct verifier *v, uint64_t offset)
 	}
 }
 
-/* The replay reached offset: let the checker go on if it waits. */
+/*
+ * The replay reached offset: let the checker go on if it waits.  Reports
+ * come every APPLIED_STEP bytes, or at once (force) when the replay is
+ * about to wait for the entry at offset: the checker never waits for
+ * room to check the entry the replay waits for.
+ */
 static void
-report_applied(struct verifier *v, uint64_t offset)
+report_applied(struct verifier *v, uint64_t offset, bool force)
 {
-	if (offset < atomic_load(&v->applied_offset) + APPLIED_STEP)
+	if (!force && offset < atomic_load(&v->applied_offset) + APPLIED_STEP)
 		return;
 	atomic_store(&v->applied_offset, offset);
 	pthread_mutex_lock(&v->lock);
@@ -329,6 +334,8 @@ verify_ahead(void *arg)
 static bool
 wait_checked(struct verifier *v, uint64_t seq, uint32_t *bad_crc)
 {
+	if (atomic_load(&v->checked) <= seq)
+		report_applied(v, v->log->entries[seq].offset, true);
 	while (atomic_load(&v->checked) <= seq) {
 		if (atomic_load(&v->bad) == seq) {
 			*bad_crc = v->bad_crc;
@@ -470,7 +477,8 @@ fl_replay_to(struct fl_replay *r, uint64_t nr_applied, struct fl_error *err)
 		if (ret)
 			break;
 		if (r->verifier)
-			report_applied(r->verifier, log->entries[r->pos].offset);
+			report_applied(r->verifier, log->entries[r->pos].offset,
+				       false);
 		/* queued writes still point into the map: keep those pages */
 		fl_log_release(r->log, &r->released, r->nr_iov ?
 			       (uint64_t)((const unsigned char *)r->iov[0].iov_base - log->map) :

@@ -5,10 +5,9 @@
  * A CLEAN log states its entry count, and every one of them must check
  * out.  A DIRTY log was not closed (its writer crashed, or is still
  * writing): entries are taken until the first slot that does not hold the
- * next entry of this log, and an entry whose header was written but whose
- * data was not is the torn tail.  A header that passes its checksum but
- * makes no sense, or bad data followed by a good next entry, is corruption
- * in either case.
+ * next entry of this log, and an entry whose header or data was not wholly
+ * written is the torn tail.  A header that passes its checksum but makes
+ * no sense is corruption in either case.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -167,9 +166,8 @@ check_header(const struct fl_log *log, const struct fl_entry *e,
 static bool
 is_crash_point(const struct fl_entry *e)
 {
-	if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK)
-		return true;
-	return (e->flags & FLUSHLOG_F_FUA) && e->op != FLUSHLOG_OP_MARK;
+	return e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK ||
+	       (e->flags & FLUSHLOG_F_FUA);
 }
 
 static void

@@ -51,7 +51,7 @@ translate(const struct lw_entry *h, uint32_t ss, uint64_t max_label,
 		return snprintf(why, len, "unknown flags 0x%" PRIx64,
 				flags & ~(uint64_t)LW_ALL), why;
 	if (nr > LW_MAX_BYTES / ss || sector > LW_MAX_BYTES / ss ||
-	    nr * units > UINT32_MAX)
+	    nr * ss > UINT32_MAX)
 		return snprintf(why, len, "absurd range: sector %" PRIu64 ", %" PRIu64 " sectors of %u bytes",
 				sector, nr, ss), why;
 	e->sector = sector * units;

@@ -24,8 +24,9 @@
  * exactly those a device with a volatile write cache is guaranteed to hold
  * once the operation of entry k completed, for every entry k that is a crash
  * point (a FLUSH entry, a write with FLUSHLOG_F_FUA, or a MARK).  A write
- * completed but not yet covered by a flush is therefore logged after the
- * flush that covers it, not at its completion.
+ * completed but not yet covered by a flush is therefore logged only when
+ * the flush that covers it completes, just before that flush's entry, not
+ * at its own completion.
  *
  * Time.  The target keeps one event counter, the tick, and stamps each
  * logged bio when it is submitted (submit_tick) and when it completes
