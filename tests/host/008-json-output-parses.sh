@@ -5,7 +5,7 @@
 . "$FLUSHLOG_TOP/tests/common.sh"
 _require_cmd jq
 
-printf '%s\n' 'device 2048' 'write 0 8' 'mark quo"te\back' 'flush' >"$TEST_TMP/s.fls"
+printf '%s\n' 'device 2048' 'write 0 8' 'flush' 'mark quo"te\back' >"$TEST_TMP/s.fls"
 for f in "$DATA/basic.fls" "$DATA/concurrent.fls" "$TEST_TMP/s.fls"; do
 	_mklog "$f" flushlog "$TEST_TMP/j"
 	"$FLUSHLOG" info --json "$TEST_TMP/j/log" | jq -e . >/dev/null || _fail "info --json of $f"

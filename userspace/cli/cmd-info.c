@@ -66,8 +66,9 @@ print_text(const char *path, const struct fl_log_info *info)
 	printf("crash points:     %" PRIu64 " (plus the end)\n",
 	       c->crash_points);
 	printf("index memory:     %" PRIu64 " bytes\n", info->index_bytes);
-	printf("ordering ticks:   %s\n", info->has_ticks ? "yes" :
-	       "no (durability order only)");
+	printf("ordering ticks:   %s\n", !info->has_ticks ?
+	       "no (durability order only)" : info->order_verified ?
+	       "yes, durability order verified" : "yes (not checked: --quick)");
 	printf("data checksums:   %s\n",
 	       info->format == FL_FORMAT_LOG_WRITES ? "none in this format" :
 	       info->data_verified ? "all verified" : "not checked (--quick)");
@@ -102,9 +103,10 @@ print_json(const char *path, const struct fl_log_info *info)
 	       c->writes, c->data_bytes, c->flushes, c->fua, c->discards,
 	       c->write_zeroes, c->secure_erases, c->marks, c->crash_points);
 	printf(",\"index_bytes\":%" PRIu64, info->index_bytes);
-	printf(",\"has_ticks\":%s,\"data_verified\":%s,\"torn\":",
+	printf(",\"has_ticks\":%s,\"data_verified\":%s,\"order_verified\":%s,\"torn\":",
 	       info->has_ticks ? "true" : "false",
-	       info->data_verified ? "true" : "false");
+	       info->data_verified ? "true" : "false",
+	       info->order_verified ? "true" : "false");
 	if (info->torn) {
 		printf("{\"entry\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"reason\":",
 		       info->torn_entry, info->torn_offset);
@@ -132,7 +134,8 @@ run_info(const struct cli_command *cmd, int argc, char **argv)
 	if (argc - cli_operand_index() != 1)
 		cli_usage_error(cmd, "expected one LOG");
 	ret = cli_open_log(cmd, argv[cli_operand_index()],
-			   quick ? 0 : FL_OPEN_VERIFY_DATA, &log);
+			   quick ? 0 : FL_OPEN_VERIFY_DATA | FL_OPEN_CHECK_ORDER,
+			   &log);
 	if (ret)
 		return ret;
 	if (json)
@@ -149,7 +152,8 @@ const struct cli_command cmd_info = {
 	.summary = "Describe a log and check it.",
 	.description =
 		"Reads the whole log (a file or block device), checks every header and\n"
-		"data checksum, and prints its format, state, sizes and entry counts.\n"
+		"data checksum and, from the ticks, that entries are in durability\n"
+		"order, and prints its format, state, sizes and entry counts.\n"
 		"A log that was not closed cleanly ends at its first incomplete entry:\n"
 		"that torn tail is reported, and exit status stays 0.",
 	.example = "  flushlog info /dev/vdc\n  flushlog info --json run/log.img | jq .crash_points",

@@ -88,6 +88,7 @@ struct fl_log_info {
 	uint64_t create_time_ns;
 	bool has_ticks;			/* submit/complete order is recorded */
 	bool data_verified;		/* every data checksum was checked */
+	bool order_verified;		/* durability order was checked */
 	bool torn;			/* a dirty log ended in a partial entry */
 	uint64_t torn_entry;
 	uint64_t torn_offset;
@@ -100,6 +101,7 @@ struct fl_log;
 
 /* fl_log_open() flags */
 #define FL_OPEN_VERIFY_DATA	(1U << 0)	/* check every data CRC now */
+#define FL_OPEN_CHECK_ORDER	(1U << 1)	/* check durability order */
 
 int fl_log_open(const char *path, unsigned int flags, struct fl_log **logp,
 		struct fl_error *err);

@@ -33,6 +33,7 @@ int fl_scan_flushlog(struct fl_log *log, unsigned int flags,
 int fl_scan_log_writes(struct fl_log *log, struct fl_error *err);
 int fl_log_add_entry(struct fl_log *log, const struct fl_entry *e,
 		     const char *label, size_t label_len);
+int fl_log_check_order(const struct fl_log *log, struct fl_error *err);
 int fl_log_reserve(struct fl_log *log, uint64_t nr_entries);
 void fl_log_release(struct fl_log *log, uint64_t *released, uint64_t offset);
 

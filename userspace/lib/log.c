@@ -224,6 +224,10 @@ fl_log_open(const char *path, unsigned int flags, struct fl_log **logp,
 			     path, (unsigned long long)magic);
 		ret = -EBADMSG;
 	}
+	if (!ret && (flags & FL_OPEN_CHECK_ORDER) && log->info.has_ticks) {
+		ret = fl_log_check_order(log, err);
+		log->info.order_verified = !ret;
+	}
 	if (ret)
 		goto out_close;
 	if (log->info.nr_entries && log->info.nr_entries < log->entries_cap) {
