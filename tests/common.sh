@@ -59,3 +59,28 @@ _mklog() {
 	mkdir -p "$3"
 	"$MKLOG" -f "$2" -e "$3" -o "$3/log" "$1"
 }
+
+# _require_guest: QEMU, the Debian kernel and the module build can run.
+_require_guest() {
+	_require_cmd qemu-system-x86_64
+	_require_cmd jq
+	[ -d "/usr/src/linux-headers-$(apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: linux-image-\([0-9].*\)$/\1/p' | head -n 1)" ] ||
+		_skip "linux-headers for Debian's current kernel are not installed"
+}
+
+# _run_guest SCRIPT [run-guest options] [-- ARGS]: run SCRIPT ARGS in the
+# guest; its output is shown, and a failure of the guest or of SCRIPT
+# fails the test.
+_run_guest() {
+	local script=$1 rc=0 opts=()
+	shift
+	while (($#)) && [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	(($#)) && shift
+	FLUSHLOG_BUILD=$FLUSHLOG_BUILD "$FLUSHLOG_TOP/qemu/run-guest" "${opts[@]}" \
+		"$script" "$@" || rc=$?
+	((rc == 0)) || _fail "guest run of $(basename "$script") failed (exit $rc)"
+}

@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for scripts that run inside the guest (qemu/run-guest), in the
+# shape of fstests' common/dmlogwrites: _flushlog_init, _flushlog_mark,
+# _flushlog_remove.  Disks are /dev/flushlog/NAME, named by the host.
+# shellcheck shell=bash
+
+set -euo pipefail
+
+: "${FLUSHLOG_TOP:?run through qemu/run-guest}"
+FLUSHLOG=${FLUSHLOG_BUILD:-$FLUSHLOG_TOP/build}/flushlog
+
+_fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# _flushlog_init NAME DATA LOG [FEATURES...]: a flushlog device over DATA
+# logging to LOG, /dev/mapper/NAME
+_flushlog_init() {
+	local name=$1 data=$2 log=$3 table
+	shift 3
+	table="0 $(blockdev --getsz "$data") flushlog $data $log"
+	(($#)) && table+=" $# $*"
+	dmsetup create "$name" --table "$table"
+}
+
+_flushlog_mark() {
+	dmsetup message "$1" 0 mark "$2"
+}
+
+_flushlog_status() {	# the INFO status words after "flushlog"
+	dmsetup status "$1" | cut -d' ' -f4-
+}
+
+_flushlog_remove() {
+	dmsetup remove "$1"
+}
+
+# _expect_table_error TABLE MESSAGE: creating TABLE fails, and the kernel
+# says MESSAGE (ti->error) about it
+_expect_table_error() {
+	local table=$1 want=$2
+	dmesg -C
+	if dmsetup create bad --table "$table" 2>/dev/null; then
+		dmsetup remove bad
+		_fail "table '$table' was accepted"
+	fi
+	dmesg | grep -qF "$want" ||
+		_fail "table '$table': expected '$want' in dmesg, got: $(dmesg | tail -n 3)"
+	echo "refused as expected: $table -> $want"
+}
