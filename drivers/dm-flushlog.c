@@ -107,6 +107,7 @@ struct flushlog_c {
 	/* lock protects the fields up to the next blank line */
 	spinlock_t lock;
 	enum log_state state;
+	bool filled;			/* an entry did not fit */
 	struct list_head unflushed;	/* completed, no flush covers them yet */
 	struct list_head ready;		/* in log order, to be written */
 	sector_t reserved;		/* log sectors promised, super included */
@@ -263,12 +264,15 @@ static bool reserve_log_space(struct flushlog_c *fc, sector_t sectors,
 	if (fc->state != LOG_LOGGING)
 		goto out;
 	if (fc->reserved + sectors > fc->log_capacity) {
+		if (!fc->filled)
+			DMWARN("%s: log device full, %s", fc->log_dev->name,
+			       fc->on_full_fail ? "failing writes that do not fit" :
+						  "logging stopped");
+		fc->filled = true;
 		if (fc->on_full_fail) {
 			*fail = true;
 		} else {
 			fc->state = LOG_FULL;
-			DMWARN("%s: log device full, logging stopped",
-			       fc->log_dev->name);
 		}
 		goto out;
 	}
@@ -699,7 +703,7 @@ static int write_super(struct flushlog_c *fc, enum flushlog_state state)
 		return -ENOMEM;
 	if (fc->no_data)
 		flags |= FLUSHLOG_SF_NO_DATA;
-	if (fc->state == LOG_FULL)
+	if (fc->filled)
 		flags |= FLUSHLOG_SF_FULL;
 	if (fc->state == LOG_ERROR)
 		flags |= FLUSHLOG_SF_ERROR;
@@ -960,6 +964,8 @@ static void flushlog_status(struct dm_target *ti, status_type_t type,
 	case STATUSTYPE_INFO:
 		spin_lock_irq(&fc->lock);
 		state = fc->state;
+		if (state == LOG_LOGGING && fc->filled)
+			state = LOG_FULL;	/* on_full=fail: full, still logging */
 		reserved = fc->reserved;
 		spin_unlock_irq(&fc->lock);
 		DMEMIT("%s %llu %llu %llu %llu %llu", log_state_names[state],

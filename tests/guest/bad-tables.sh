@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# In the guest: every malformed flushlog table is refused with its own
+# ti->error, bad messages are refused, and the target still works after.
+. "$FLUSHLOG_TOP/tests/guest/common.sh"
+
+data=/dev/flushlog/data
+log=/dev/flushlog/log
+sz=$(blockdev --getsz "$data")
+t="0 $sz flushlog"
+
+_expect_table_error "$t" "Invalid argument count"
+_expect_table_error "$t $data" "Invalid argument count"
+_expect_table_error "$t $data $log 1" "Invalid number of feature arguments"
+_expect_table_error "$t $data $log 3 no_data" "Invalid number of feature arguments"
+_expect_table_error "$t $data $log 1 no_data extra" "Invalid argument count"
+_expect_table_error "$t $data $log 1 bogus" "Unrecognised flushlog feature requested"
+_expect_table_error "$t $data $log 2 no_data no_data" "Duplicate no_data argument"
+_expect_table_error "$t $data $log 2 on_full=stop on_full=fail" "Duplicate on_full argument"
+_expect_table_error "$t $data $log 1 on_full=maybe" "Invalid on_full value"
+_expect_table_error "$t /dev/nonexistent $log" "Data device lookup failed"
+_expect_table_error "$t $data /dev/nonexistent" "Log device lookup failed"
+_expect_table_error "$t $data $data" "Data and log devices must differ"
+dmsetup create tiny --table "0 1 linear $log 0"
+_expect_table_error "$t $data /dev/mapper/tiny" "Log device too small"
+dmsetup remove tiny
+
+# a good table, its messages, and its table line echoed back
+_flushlog_init fl "$data" "$log" on_full=fail no_data
+dmsetup table fl | grep -q "flushlog [0-9:]* [0-9:]* 2 on_full=fail no_data$" ||
+	_fail "table not echoed: $(dmsetup table fl)"
+_flushlog_mark fl "$(printf '%064d' 0)"
+if _flushlog_mark fl "$(printf '%065d' 0)" 2>/dev/null; then
+	_fail "a 65-byte mark label was accepted"
+fi
+dmesg | grep -q "mark label must be 1 to 64 bytes" || _fail "no message for the long label"
+if dmsetup message fl 0 frobnicate 2>/dev/null; then
+	_fail "an unknown message was accepted"
+fi
+dmesg | grep -q "unrecognised message 'frobnicate'" || _fail "no message for 'frobnicate'"
+dd if=/dev/zero of=/dev/mapper/fl bs=4k count=4 oflag=direct status=none
+status=$(_flushlog_status fl)
+set -- $status
+[ "$1" = logging ] && [ "$2" -ge 1 ] && [ "$4" = 1 ] ||
+	_fail "unexpected status after one mark and a write: $status"
+_flushlog_remove fl
+echo "status was: $status"

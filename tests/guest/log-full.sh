@@ -1,0 +1,28 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# In the guest: 16 MiB of writes through flushlog with a 2 MiB log, once
+# with on_full=stop (the writes all succeed) and once with on_full=fail
+# (writes that no longer fit fail with ENOSPC and never reach the disk).
+. "$FLUSHLOG_TOP/tests/guest/common.sh"
+
+head -c 16M /dev/urandom >/tmp/pattern
+
+_flushlog_init stop /dev/flushlog/data-stop /dev/flushlog/log-stop on_full=stop
+dd if=/tmp/pattern of=/dev/mapper/stop bs=256k oflag=direct conv=fsync status=none ||
+	_fail "on_full=stop: the writes failed"
+status=$(_flushlog_status stop)
+[ "${status%% *}" = full ] || _fail "on_full=stop: status is '$status'"
+cmp -n 16M /tmp/pattern /dev/mapper/stop || _fail "on_full=stop: the data disk lost writes"
+_flushlog_remove stop
+echo "on_full=stop: all writes done, status '$status'"
+
+_flushlog_init fail /dev/flushlog/data-fail /dev/flushlog/log-fail on_full=fail
+if dd if=/tmp/pattern of=/dev/mapper/fail bs=256k oflag=direct status=none 2>/tmp/dd.err; then
+	_fail "on_full=fail: 16 MiB fit in a 2 MiB log"
+fi
+grep -q "No space left on device" /tmp/dd.err || _fail "on_full=fail: dd said $(cat /tmp/dd.err)"
+status=$(_flushlog_status fail)
+[ "${status%% *}" = full ] || _fail "on_full=fail: status is '$status'"
+sync
+_flushlog_remove fail
+echo "on_full=fail: $(cat /tmp/dd.err | head -n 1); status '$status'"
