@@ -40,8 +40,9 @@ fi
 dmesg | grep -q "unrecognised message 'frobnicate'" || _fail "no message for 'frobnicate'"
 dd if=/dev/zero of=/dev/mapper/fl bs=4k count=4 oflag=direct status=none
 status=$(_flushlog_status fl)
-set -- $status
-[ "$1" = logging ] && [ "$2" -ge 1 ] && [ "$4" = 1 ] ||
+read -r state entries _ marks _ <<<"$status"
+if [ "$state" != logging ] || ((entries < 1 || marks != 1)); then
 	_fail "unexpected status after one mark and a write: $status"
+fi
 _flushlog_remove fl
 echo "status was: $status"

@@ -13,6 +13,6 @@ for pair in 4k4k 512d4kl 4kd512l; do
 	dd if=/dev/urandom of="$dev" bs=64k count=10 seek=50 oflag=direct,dsync status=none
 	blkdiscard -o 65536 -l 131072 "$dev"
 	blkdiscard -z -o 262144 -l 65536 "$dev"
-	_flushlog_mark "fl-$pair" done
+	_flushlog_mark "fl-$pair" finished
 	_flushlog_remove "fl-$pair"
 done

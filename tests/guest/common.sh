@@ -7,7 +7,7 @@
 set -euo pipefail
 
 : "${FLUSHLOG_TOP:?run through qemu/run-guest}"
-FLUSHLOG=${FLUSHLOG_BUILD:-$FLUSHLOG_TOP/build}/flushlog
+export FLUSHLOG=${FLUSHLOG_BUILD:-$FLUSHLOG_TOP/build}/flushlog
 
 _fail() {
 	echo "FAIL: $*" >&2

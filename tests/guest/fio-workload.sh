@@ -71,6 +71,6 @@ FIO
 ) &
 fio --output=/tmp/fio.out /tmp/job.fio
 wait
-_flushlog_mark fl done
+_flushlog_mark fl finished
 echo "status: $(_flushlog_status fl)"
 _flushlog_remove fl

@@ -25,4 +25,4 @@ status=$(_flushlog_status fail)
 [ "${status%% *}" = full ] || _fail "on_full=fail: status is '$status'"
 sync
 _flushlog_remove fail
-echo "on_full=fail: $(cat /tmp/dd.err | head -n 1); status '$status'"
+echo "on_full=fail: $(head -n 1 /tmp/dd.err); status '$status'"
