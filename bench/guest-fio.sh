@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# In the guest (make bench): fio throughput through dm-linear, dm-flushlog
+# and dm-log-writes on the same disks, and the log bytes each wrote.
+# Prints "target job KiB/s data-bytes log-bytes" lines, ROUNDS (argument,
+# default 3) times each.
+set -euo pipefail
+data=/dev/flushlog/data
+log=/dev/flushlog/log
+sz=$(blockdev --getsz "$data")
+FLUSHLOG=${FLUSHLOG_BUILD:-$FLUSHLOG_TOP/build}/flushlog
+
+run_fio() {	# run_fio NAME ARGS...: prints "KiB/s bytes"
+	local name=$1
+	shift
+	fio --name="$name" --filename=/dev/mapper/bench --direct=1 --ioengine=psync \
+		--randrepeat=1 --output-format=json "$@" >/tmp/fio.json
+	jq -r '.jobs[0].write | "\(.bw) \(.io_bytes)"' /tmp/fio.json
+}
+
+log_bytes() {	# log_bytes TARGET: bytes the target wrote to the log
+	case $1 in
+	linear) echo 0 ;;
+	flushlog) "$FLUSHLOG" info --quick --json "$log" | jq .used_bytes ;;
+	log-writes) echo $(($(cut -d' ' -f5 /tmp/status) * 512)) ;;
+	esac
+}
+
+# Rounds in rotating order; bench/run takes each pairing's median.
+rounds=${1:-3}
+targets=(linear flushlog log-writes)
+for ((round = 0; round < rounds; round++)); do
+	for ((t = 0; t < 3; t++)); do
+		target=${targets[(t + round) % 3]}
+		for job in fsync8 dsync; do
+			case $target in
+			linear) table="0 $sz linear $data 0" ;;
+			*) table="0 $sz $target $data $log" ;;
+			esac
+			# fresh, equal disks for every run
+			blkdiscard "$data" 2>/dev/null || true
+			blkdiscard "$log" 2>/dev/null || true
+			dmsetup create bench --table "$table"
+			case $job in
+			fsync8) r=$(run_fio fsync8 --rw=randwrite --bsrange=4k-64k --fsync=8 --size=512m --io_size=48m) ;;
+			dsync) r=$(run_fio dsync --rw=randwrite --bs=4k --sync=dsync --size=512m --io_size=6m) ;;
+			esac
+			dmsetup status bench >/tmp/status
+			dmsetup remove bench
+			echo "$target $job $r $(log_bytes "$target")"
+		done
+	done
+done
