@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Option parsing, usage text and error reporting shared by the commands. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/fs.h>
 
 #include "cli.h"
 
@@ -162,6 +167,104 @@ cli_open_log(const struct cli_command *cmd, const char *path,
 			 path, info->torn_entry, info->torn_offset,
 			 info->torn_reason, info->nr_entries);
 	return EXIT_OK;
+}
+
+void
+cli_set_error(struct fl_error *err, enum fl_error_source source,
+	      const char *fmt, ...)
+{
+	va_list ap;
+
+	err->source = source;
+	err->entry = FL_NO_ENTRY;
+	err->offset = FL_NO_ENTRY;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+}
+
+/* Does "mark:LABEL" name this point, or an earlier mark of that label? */
+static bool
+first_mark_with_label(const struct fl_log *log, const struct fl_point *p)
+{
+	char spec[FLUSHLOG_LABEL_MAX + 8];
+	struct fl_error err;
+	uint64_t first;
+
+	snprintf(spec, sizeof(spec), "mark:%s",
+		 fl_log_label(log, p->nr_applied - 1));
+	return !fl_log_resolve_point(log, spec, &first, &err) &&
+	       first == p->nr_applied;
+}
+
+void
+cli_point_spec(const struct fl_log *log, const struct fl_point *p, char *buf,
+	       size_t len)
+{
+	if (p->kind == FL_POINT_END)
+		snprintf(buf, len, "end");
+	else if (p->kind == FL_POINT_MARK && first_mark_with_label(log, p))
+		snprintf(buf, len, "mark:%s",
+			 fl_log_label(log, p->nr_applied - 1));
+	else if (p->kind == FL_POINT_MARK)	/* mark:LABEL names the first */
+		snprintf(buf, len, "point:%" PRIu64, p->number);
+	else
+		snprintf(buf, len, "flush:%" PRIu64, p->flush_number);
+}
+
+static int
+copy_range(int from, int to, uint64_t off, uint64_t len)
+{
+	static char buf[1 << 20];
+
+	while (len) {
+		loff_t in = off, out = off;
+		ssize_t n = copy_file_range(from, &in, to, &out, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {	/* not supported between these two: copy */
+			n = pread(from, buf, len < sizeof(buf) ? len : sizeof(buf),
+				  (off_t)off);
+			if (n <= 0 || pwrite(to, buf, n, (off_t)off) != n)
+				return n < 0 ? -errno : -EIO;
+		}
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int
+cli_copy_sparse(int src, int dst)
+{
+	off_t data, hole = 0;
+	int ret;
+
+	for (;;) {
+		data = lseek(src, hole, SEEK_DATA);
+		if (data < 0)
+			return errno == ENXIO ? 0 : -errno;
+		hole = lseek(src, data, SEEK_HOLE);
+		if (hole < 0)
+			return -errno;
+		ret = copy_range(src, dst, data, hole - data);
+		if (ret)
+			return ret;
+	}
+}
+
+uint64_t
+cli_file_size(int fd)
+{
+	struct stat st;
+	uint64_t size = 0;
+
+	if (fstat(fd, &st) < 0)
+		return 0;
+	if (S_ISBLK(st.st_mode))
+		return ioctl(fd, BLKGETSIZE64, &size) < 0 ? 0 : size;
+	return st.st_size;
 }
 
 void

@@ -36,7 +36,8 @@ struct cli_command {
 	int (*run)(const struct cli_command *cmd, int argc, char **argv);
 };
 
-extern const struct cli_command cmd_info, cmd_dump, cmd_points, cmd_replay;
+extern const struct cli_command cmd_info, cmd_dump, cmd_points, cmd_replay,
+	cmd_check;
 
 /*
  * Next option of argv: its index in cmd->options, or -1 at the end of the
@@ -59,6 +60,16 @@ int cli_open_log(const struct cli_command *cmd, const char *path,
 		 unsigned int flags, struct fl_log **log);
 void cli_warn(const struct cli_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* The spec that names a point for --to: flush:K, mark:LABEL, point:N, end. */
+void cli_point_spec(const struct fl_log *log, const struct fl_point *p,
+		    char *buf, size_t len);
+/* Copy src's data into dst at the same offsets, skipping src's holes. */
+int cli_copy_sparse(int src, int dst);
+uint64_t cli_file_size(int fd);
+__attribute__((format(printf, 3, 4))) void
+cli_set_error(struct fl_error *err, enum fl_error_source source,
+	      const char *fmt, ...);
 
 void json_string(FILE *out, const char *s);
 void rwbs(const struct fl_entry *e, char buf[8]);

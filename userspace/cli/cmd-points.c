@@ -10,35 +10,6 @@ static const struct cli_option points_options[] = {
 	{ NULL },
 };
 
-/* Does "mark:LABEL" name this point, or an earlier mark of that label? */
-static bool
-first_mark_with_label(const struct fl_log *log, const struct fl_point *p)
-{
-	char spec[FLUSHLOG_LABEL_MAX + 8];
-	struct fl_error err;
-	uint64_t first;
-
-	snprintf(spec, sizeof(spec), "mark:%s",
-		 fl_log_label(log, p->nr_applied - 1));
-	return !fl_log_resolve_point(log, spec, &first, &err) &&
-	       first == p->nr_applied;
-}
-
-static void
-spec_of(const struct fl_log *log, const struct fl_point *p, char *buf,
-	size_t len)
-{
-	if (p->kind == FL_POINT_END)
-		snprintf(buf, len, "end");
-	else if (p->kind == FL_POINT_MARK && first_mark_with_label(log, p))
-		snprintf(buf, len, "mark:%s",
-			 fl_log_label(log, p->nr_applied - 1));
-	else if (p->kind == FL_POINT_MARK)	/* mark:LABEL names the first */
-		snprintf(buf, len, "point:%" PRIu64, p->number);
-	else
-		snprintf(buf, len, "flush:%" PRIu64, p->flush_number);
-}
-
 static int
 run_points(const struct cli_command *cmd, int argc, char **argv)
 {
@@ -68,7 +39,7 @@ run_points(const struct cli_command *cmd, int argc, char **argv)
 		const struct fl_point *p = &points[i];
 		char spec[96];
 
-		spec_of(log, p, spec, sizeof(spec));
+		cli_point_spec(log, p, spec, sizeof(spec));
 		if (json) {
 			printf("{\"point\":%" PRIu64 ",\"kind\":\"%s\",\"entry\":%" PRId64 ",\"applied\":%" PRIu64 ",\"flush\":%" PRIu64 ",\"spec\":",
 			       p->number, fl_point_kind_name(p->kind),

@@ -48,35 +48,10 @@ show_progress(void *arg, uint64_t done, uint64_t total)
 		total ? (unsigned int)(done * 100 / total) : 100, total >> 20);
 }
 
-static int
-copy_range(int from, int to, uint64_t off, uint64_t len)
-{
-	while (len) {
-		loff_t in = off, out = off;
-		ssize_t n = copy_file_range(from, &in, to, &out, len, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			static char buf[1 << 20];
-			ssize_t r = pread(from, buf, len < sizeof(buf) ? len : sizeof(buf),
-					  (off_t)off);
-
-			if (r <= 0 || pwrite(to, buf, r, (off_t)off) != r)
-				return r < 0 ? -errno : -EIO;
-			n = r;
-		}
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* Copy BASE into fd, sharing blocks where the filesystem can. */
 static int
 copy_base(int base_fd, uint64_t size, int fd, bool to_blockdev)
 {
-	off_t data, hole = 0;
 	int ret;
 
 	if (!to_blockdev && !ioctl(fd, FICLONE, base_fd))
@@ -86,30 +61,7 @@ copy_base(int base_fd, uint64_t size, int fd, bool to_blockdev)
 		if (ret)
 			return ret;
 	}
-	for (;;) {
-		data = lseek(base_fd, hole, SEEK_DATA);
-		if (data < 0)
-			return errno == ENXIO ? 0 : -errno;
-		hole = lseek(base_fd, data, SEEK_HOLE);
-		if (hole < 0)
-			return -errno;
-		ret = copy_range(base_fd, fd, data, hole - data);
-		if (ret)
-			return ret;
-	}
-}
-
-static uint64_t
-file_size(int fd)
-{
-	struct stat st;
-	uint64_t size = 0;
-
-	if (fstat(fd, &st) < 0)
-		return 0;
-	if (S_ISBLK(st.st_mode))
-		return ioctl(fd, BLKGETSIZE64, &size) < 0 ? 0 : size;
-	return st.st_size;
+	return cli_copy_sparse(base_fd, fd);
 }
 
 /* Open the image to write; *tmp_path is set when a temporary is used. */
@@ -136,7 +88,7 @@ prepare_image(const struct cli_command *cmd, const struct replay_args *a,
 				cmd->name, a->base, strerror(errno));
 			return -1;
 		}
-		base_size = file_size(base_fd);
+		base_size = cli_file_size(base_fd);
 		if (base_size < need) {
 			fprintf(stderr, "flushlog %s: base '%s' has %" PRIu64 " bytes, the log's device %" PRIu64 "\n",
 				cmd->name, a->base, base_size, need);
@@ -172,7 +124,7 @@ prepare_image(const struct cli_command *cmd, const struct replay_args *a,
 	else if (*tmp_path)
 		ret = ftruncate(fd, (off_t)need) ? -errno : 0;
 	else
-		ret = fl_zero_range(fd, 0, file_size(fd), true);
+		ret = fl_zero_range(fd, 0, cli_file_size(fd), true);
 	if (!ret && *tmp_path && base_fd >= 0)
 		ret = ftruncate(fd, (off_t)base_size) ? -errno : 0;
 	if (ret) {

@@ -13,7 +13,7 @@
 #endif
 
 static const struct cli_command *const commands[] = {
-	&cmd_info, &cmd_dump, &cmd_points, &cmd_replay,
+	&cmd_info, &cmd_dump, &cmd_points, &cmd_replay, &cmd_check,
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
