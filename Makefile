@@ -19,19 +19,21 @@ FL_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread \
 
 LIB_SRCS := $(wildcard userspace/lib/*.c)
 CLI_SRCS := $(wildcard userspace/cli/*.c)
+SHIP_SRCS := $(wildcard userspace/tools/*.c)
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 HEADERS := $(wildcard drivers/uapi/linux/*.h userspace/lib/*.h userspace/cli/*.h)
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+SHIP := $(SHIP_SRCS:userspace/tools/%.c=$(BUILD)/%)
 TOOLS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/%)
 UNITS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 MANS := $(wildcard userspace/man/*.1)
 
 Q := $(if $(V),,@)
 
-all: $(BUILD)/flushlog $(BUILD)/libflushlog.a
+all: $(BUILD)/flushlog $(BUILD)/libflushlog.a $(SHIP)
 
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -45,6 +47,11 @@ $(BUILD)/libflushlog.a: $(LIB_OBJS)
 $(BUILD)/flushlog: $(CLI_OBJS) $(BUILD)/libflushlog.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) -o $@ $^
+
+$(BUILD)/%: userspace/tools/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) -o $@ $<
 
 $(BUILD)/tests/%: tests/tools/%.c $(BUILD)/libflushlog.a $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -72,10 +79,14 @@ bench: all test-progs
 	$(Q)scripts/install-deps bench
 	$(Q)bench/run --build $(BUILD) --out bench/results.md
 
+# The main job: trace a filesystem workload in QEMU and check every point.
+crashtest: all
+	$(Q)scripts/crashtest --fs $(or $(FS),ext4)
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
 		$(DESTDIR)$(PREFIX)/include/linux $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 755 $(BUILD)/flushlog $(DESTDIR)$(PREFIX)/bin/flushlog
+	install -m 755 $(BUILD)/flushlog $(SHIP) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libflushlog.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 userspace/lib/flushlog.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 drivers/uapi/linux/dm-flushlog.h \
@@ -85,4 +96,4 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test test-progs bench install clean
+.PHONY: all test test-progs bench crashtest install clean

@@ -26,7 +26,7 @@
 #include "cli.h"
 
 enum {
-	OPT_BASE, OPT_POINTS, OPT_JOBS, OPT_SHARD, OPT_KEEP_GOING,
+	OPT_BASE, OPT_POINTS, OPT_FROM, OPT_JOBS, OPT_SHARD, OPT_KEEP_GOING,
 	OPT_SAVE, OPT_JSON, OPT_JUNIT, OPT_WORKDIR, OPT_QUIET,
 };
 
@@ -35,6 +35,8 @@ static const struct cli_option check_options[] = {
 		       "the data device before the log began (default zeroes)" },
 	[OPT_POINTS] = { "points", 'p', "KINDS",
 			 "which points: flush,fua,mark,end or all (default all)" },
+	[OPT_FROM] = { "from", 0, "POINT",
+		       "skip the points before POINT (e.g. a mark after mkfs)" },
 	[OPT_JOBS] = { "jobs", 'j', "N", "run N checkers at once (default 1)" },
 	[OPT_SHARD] = { "shard", 0, "K/N",
 			"check only the chosen points i with i % N == K" },
@@ -54,7 +56,7 @@ static const struct cli_option check_options[] = {
 #define KIND_BIT(k)	(1U << (k))
 
 struct check_args {
-	const char *log_path, *base, *save_dir, *json, *junit, *workdir;
+	const char *log_path, *base, *save_dir, *json, *junit, *workdir, *from;
 	unsigned int kinds, jobs, shard_k, shard_n;
 	bool keep_going, quiet;
 	char **cmd;		/* the checker's argv, with {} */
@@ -136,6 +138,7 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 		switch (opt) {
 		case OPT_BASE: a->base = arg; break;
 		case OPT_POINTS: a->kinds = parse_kinds(cmd, arg); break;
+		case OPT_FROM: a->from = arg; break;
 		case OPT_JOBS:
 			cli_parse_u64(cmd, "jobs", arg, &n);
 			if (!n || n > 256)
@@ -334,7 +337,12 @@ choose_states(struct check_run *run, struct fl_point **points)
 	const struct check_args *a = run->args;
 	struct fl_error err = { 0 };
 	size_t nr, k = 0, chosen = 0;
+	uint64_t first = 0;
 
+	if (a->from && fl_log_resolve_point(run->log, a->from, &first, &err)) {
+		fprintf(stderr, "flushlog check: --from: %s\n", err.msg);
+		return -EINVAL;
+	}
 	if (fl_log_points(run->log, points, &nr, &err))
 		return -ENOMEM;
 	run->states = calloc(nr, sizeof(*run->states));
@@ -343,7 +351,8 @@ choose_states(struct check_run *run, struct fl_point **points)
 	for (size_t i = 0; i < nr; i++) {
 		struct state_result *s;
 
-		if (!(a->kinds & KIND_BIT((*points)[i].kind)))
+		if (!(a->kinds & KIND_BIT((*points)[i].kind)) ||
+		    (*points)[i].nr_applied < first)
 			continue;
 		if (k++ % a->shard_n != a->shard_k)
 			continue;
@@ -668,9 +677,12 @@ run_check(const struct cli_command *cmd, int argc, char **argv)
 		return ret;
 	run.args = &a;
 	run.progress = !a.quiet && isatty(STDERR_FILENO);
-	if (choose_states(&run, &points)) {
+	ret = choose_states(&run, &points);
+	if (ret) {
+		free(run.states);
+		free(points);
 		fl_log_close(run.log);
-		return EXIT_FAILED;
+		return ret == -EINVAL ? EXIT_USAGE : EXIT_FAILED;
 	}
 	for (size_t i = 0; i < run.nr_states; i++)
 		unlink(run.states[i].output);
