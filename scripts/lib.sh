@@ -28,3 +28,28 @@ fl_kernel_version() {
 fl_hash_files() {
 	cat "$@" | sha256sum | cut -c1-16
 }
+
+# The Debian version of the installed linux-source-6.1 package.
+fl_linux_source_version() {
+	dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null ||
+		fl_die "linux-source-6.1 is not installed (scripts/install-deps kernel)"
+}
+
+# Unpack /usr/src/linux-source-6.1.tar.xz into the cache once per package
+# version and print the tree's path.  The tree is never modified: patched
+# trees are copies of it.
+fl_linux_source() {
+	local ver dir tarball=/usr/src/linux-source-6.1.tar.xz
+	ver=$(fl_linux_source_version)
+	dir=$FLUSHLOG_CACHE/linux-source/$ver
+	if [ ! -f "$dir/ok" ]; then
+		[ -f "$tarball" ] || fl_die "$tarball is missing (scripts/install-deps kernel)"
+		fl_say "unpacking $tarball ($ver)"
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		tar -C "$dir" -xJf "$tarball"
+		[ -d "$dir/linux-source-6.1" ] || fl_die "$tarball has no linux-source-6.1/"
+		touch "$dir/ok"
+	fi
+	echo "$dir/linux-source-6.1"
+}

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
-/*
- * dm-flushlog on-disk log format, version 1.
+/**
+ * DOC: dm-flushlog log format
+ *
+ * The dm-flushlog on-disk log format, version 1.
  *
  * This header is the one definition of the format: the dm-flushlog target,
  * libflushlog and docs/log-format.md all follow it.  Every field is
@@ -8,7 +10,7 @@
  * same on any other.
  *
  * Layout of the log device, in log blocks of sb.log_block_size bytes (512 or
- * the log device's logical block size if larger):
+ * the log device's logical block size if larger)::
  *
  *   block 0        1          1+h+d0     ...
  *   [ super ][ entry 0 | data 0 ][ entry 1 | data 1 ] ... [ entry N-1 | ... ]
