@@ -83,6 +83,11 @@ bench: all test-progs
 crashtest: all
 	$(Q)scripts/crashtest --fs $(or $(FS),ext4)
 
+# The kernel patch series, regenerated from drivers/ (scripts/make-patches).
+patches:
+	$(Q)scripts/install-deps kernel
+	$(Q)scripts/make-patches
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
 		$(DESTDIR)$(PREFIX)/include/linux $(DESTDIR)$(PREFIX)/share/man/man1
@@ -96,4 +101,4 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test test-progs bench crashtest install clean
+.PHONY: all test test-progs bench crashtest patches install clean
