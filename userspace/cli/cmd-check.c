@@ -26,7 +26,8 @@
 #include "cli.h"
 
 enum {
-	OPT_BASE, OPT_POINTS, OPT_FROM, OPT_JOBS, OPT_SHARD, OPT_KEEP_GOING,
+	OPT_BASE, OPT_POINTS, OPT_STATES, OPT_MAX_REORDER, OPT_MAX_TORN,
+	OPT_MAX_STATES, OPT_FROM, OPT_JOBS, OPT_SHARD, OPT_KEEP_GOING,
 	OPT_SAVE, OPT_JSON, OPT_JUNIT, OPT_WORKDIR, OPT_QUIET,
 };
 
@@ -35,11 +36,19 @@ static const struct cli_option check_options[] = {
 		       "the data device before the log began (default zeroes)" },
 	[OPT_POINTS] = { "points", 'p', "KINDS",
 			 "which points: flush,fua,mark,end or all (default all)" },
+	[OPT_STATES] = { "states", 0, "MODELS",
+			 "crash states at each point: prefix, epoch, torn, a comma list (default prefix)" },
+	[OPT_MAX_REORDER] = { "max-reorder", 'K', "K",
+			      "epoch: at most K possibly-durable writes a state (default 1)" },
+	[OPT_MAX_TORN] = { "max-torn", 0, "N",
+			   "torn: cut each write at N places at most (default 4)" },
+	[OPT_MAX_STATES] = { "max-states", 0, "N",
+			     "check N states, a deterministic sample, if there are more" },
 	[OPT_FROM] = { "from", 0, "POINT",
 		       "skip the points before POINT (e.g. a mark after mkfs)" },
 	[OPT_JOBS] = { "jobs", 'j', "N", "run N checkers at once (default 1)" },
 	[OPT_SHARD] = { "shard", 0, "K/N",
-			"check only the chosen points i with i % N == K" },
+			"check only the chosen states i with i % N == K" },
 	[OPT_KEEP_GOING] = { "keep-going", 'k', NULL,
 			     "go on after a failing state" },
 	[OPT_SAVE] = { "save-failures", 's', "DIR",
@@ -58,6 +67,7 @@ static const struct cli_option check_options[] = {
 struct check_args {
 	const char *log_path, *base, *save_dir, *json, *junit, *workdir, *from;
 	unsigned int kinds, jobs, shard_k, shard_n;
+	struct fl_state_opts states;
 	bool keep_going, quiet;
 	char **cmd;		/* the checker's argv, with {} */
 	int cmd_argc;
@@ -65,7 +75,9 @@ struct check_args {
 };
 
 struct state_result {
-	const struct fl_point *point;
+	const struct fl_point *point;	/* the earliest it is legal at */
+	struct fl_state st;
+	char name[FL_STATE_NAME_MAX];
 	char spec[96];
 	pid_t pid;		/* running checker, or 0 */
 	int exit_code;		/* 0 pass; -1 not run */
@@ -122,29 +134,75 @@ absolute(const char *path, char buf[PATH_MAX])
 	return realpath(path, buf) ? buf : path;
 }
 
+static unsigned int
+parse_models(const struct cli_command *cmd, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL, *word;
+	unsigned int models = FL_STATES_PREFIX;
+
+	if (!copy)
+		cli_usage_error(cmd, "out of memory");
+	for (word = strtok_r(copy, ",", &save); word;
+	     word = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(word, "prefix"))
+			models |= FL_STATES_PREFIX;
+		else if (!strcmp(word, "epoch"))
+			models |= FL_STATES_EPOCH;
+		else if (!strcmp(word, "torn"))
+			models |= FL_STATES_TORN;
+		else
+			cli_usage_error(cmd, "--states: unknown model '%s' (prefix, epoch, torn)",
+					word);
+	}
+	free(copy);
+	return models;
+}
+
+static unsigned int
+parse_bounded(const struct cli_command *cmd, const char *name,
+	      const char *arg, uint64_t max)
+{
+	uint64_t n;
+
+	cli_parse_u64(cmd, name, arg, &n);
+	if (!n || n > max)
+		cli_usage_error(cmd, "--%s takes 1 to %" PRIu64 ", not %s", name,
+				max, arg);
+	return (unsigned int)n;
+}
+
 static void
 parse_args(const struct cli_command *cmd, int argc, char **argv,
 	   struct check_args *a)
 {
 	const char *arg;
-	uint64_t n;
 	char *slash;
 	int opt;
 
 	*a = (struct check_args) {
 		.kinds = parse_kinds(cmd, "all"), .jobs = 1, .shard_n = 1,
+		.states = { .models = FL_STATES_PREFIX, .max_reorder = 1,
+			    .max_torn = 4 },
 	};
 	while ((opt = cli_next_option(cmd, argc, argv, &arg)) >= 0) {
 		switch (opt) {
 		case OPT_BASE: a->base = arg; break;
 		case OPT_POINTS: a->kinds = parse_kinds(cmd, arg); break;
-		case OPT_FROM: a->from = arg; break;
-		case OPT_JOBS:
-			cli_parse_u64(cmd, "jobs", arg, &n);
-			if (!n || n > 256)
-				cli_usage_error(cmd, "--jobs takes 1 to 256, not %s", arg);
-			a->jobs = (unsigned int)n;
+		case OPT_STATES: a->states.models = parse_models(cmd, arg); break;
+		case OPT_MAX_REORDER:
+			a->states.max_reorder = parse_bounded(cmd, "max-reorder", arg,
+							      FL_STATE_MAX_REORDER);
 			break;
+		case OPT_MAX_TORN:
+			a->states.max_torn = parse_bounded(cmd, "max-torn", arg, 1024);
+			break;
+		case OPT_MAX_STATES:
+			cli_parse_u64(cmd, "max-states", arg, &a->states.max_states);
+			if (!a->states.max_states)
+				cli_usage_error(cmd, "--max-states takes 1 or more, not %s", arg);
+			break;
+		case OPT_FROM: a->from = arg; break;
+		case OPT_JOBS: a->jobs = parse_bounded(cmd, "jobs", arg, 256); break;
 		case OPT_SHARD:
 			slash = strchr(arg, '/');
 			if (!slash || sscanf(arg, "%u/%u", &a->shard_k, &a->shard_n) != 2 ||
@@ -175,11 +233,14 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 		a->cmd[0] = (char *)absolute(a->cmd[0], a->abs_cmd);
 }
 
-/* A private copy of src: shared blocks where possible, holes kept. */
+/*
+ * A private copy of src, shared blocks where possible, holes kept: its
+ * open descriptor, or a negative errno.
+ */
 static int
 clone_image(int src, const char *path, uint64_t size)
 {
-	int dst = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int dst = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	int ret = 0;
 
 	if (dst < 0)
@@ -189,9 +250,11 @@ clone_image(int src, const char *path, uint64_t size)
 		if (!ret)
 			ret = cli_copy_sparse(src, dst);
 	}
-	if (close(dst) && !ret)
-		ret = -errno;
-	return ret;
+	if (ret) {
+		close(dst);
+		return ret;
+	}
+	return dst;
 }
 
 static char *
@@ -216,6 +279,23 @@ set_env_u64(const char *name, uint64_t v)
 	setenv(name, buf, 1);
 }
 
+/*
+ * FLUSHLOG_LAST_MARK: the label of the last mark among the point's entries,
+ * for a checker that knows what each mark promised (an fsync oracle).
+ */
+static void
+last_mark(const struct fl_log *log, uint64_t nr_applied)
+{
+	const struct fl_entry *e = fl_log_entries(log);
+
+	for (uint64_t i = nr_applied; i-- > 0;)
+		if (e[i].op == FLUSHLOG_OP_MARK) {
+			setenv("FLUSHLOG_LAST_MARK", fl_log_label(log, i), 1);
+			return;
+		}
+	unsetenv("FLUSHLOG_LAST_MARK");
+}
+
 /* In the child: the checker, with {} and FLUSHLOG_* filled in. */
 static void __attribute__((noreturn))
 exec_checker(const struct check_run *run, const struct state_result *s)
@@ -237,6 +317,7 @@ exec_checker(const struct check_run *run, const struct state_result *s)
 	set_env_u64("FLUSHLOG_ENTRY", s->point->nr_applied ?
 		    s->point->nr_applied - 1 : 0);
 	setenv("FLUSHLOG_SPEC", s->spec, 1);
+	setenv("FLUSHLOG_STATE_NAME", s->name, 1);
 	setenv("FLUSHLOG_STATE", s->image, 1);
 	setenv("FLUSHLOG_KIND", fl_point_kind_name(s->point->kind), 1);
 	if (s->point->kind == FL_POINT_MARK)
@@ -244,6 +325,7 @@ exec_checker(const struct check_run *run, const struct state_result *s)
 						     s->point->nr_applied - 1), 1);
 	else
 		unsetenv("FLUSHLOG_MARK");
+	last_mark(run->log, s->point->nr_applied);
 	execvp(argv[0], argv);
 	fprintf(stderr, "flushlog check: cannot run '%s': %s\n", argv[0],
 		strerror(errno));
@@ -304,17 +386,26 @@ start_one(struct check_run *run, struct fl_replay *replay, int master,
 	  uint64_t size, struct fl_error *err)
 {
 	struct state_result *s = &run->states[run->next++];
-	int ret;
+	int ret, image;
 
-	ret = fl_replay_to(replay, s->point->nr_applied, err);
+	ret = fl_replay_to(replay, s->st.base, err);
 	if (ret)
 		return ret;
 	ret = clone_image(master, s->image, size);
-	if (ret) {
+	if (ret < 0) {
 		cli_set_error(err, FL_ERR_OUTPUT, "cannot copy the state to '%s': %s",
 				 s->image, strerror(-ret));
 		return ret;
 	}
+	image = ret;
+	ret = fl_state_apply(run->log, image, &s->st, err);
+	if (close(image) && !ret) {
+		cli_set_error(err, FL_ERR_OUTPUT, "cannot write '%s': %s",
+			      s->image, strerror(errno));
+		ret = -EIO;
+	}
+	if (ret)
+		return ret;
 	clock_gettime(CLOCK_MONOTONIC, &s->start);
 	fflush(NULL);
 	s->pid = fork();
@@ -330,42 +421,83 @@ start_one(struct check_run *run, struct fl_replay *replay, int master,
 	return 0;
 }
 
-/* The chosen points: of the wanted kinds, then this shard's share. */
+/* The points of the wanted kinds, from --from on. */
 static int
-choose_states(struct check_run *run, struct fl_point **points)
+choose_points(struct check_run *run, const struct fl_point *all, size_t nr,
+	      struct fl_point *chosen, size_t *nr_chosen)
 {
 	const struct check_args *a = run->args;
 	struct fl_error err = { 0 };
-	size_t nr, k = 0, chosen = 0;
 	uint64_t first = 0;
 
 	if (a->from && fl_log_resolve_point(run->log, a->from, &first, &err)) {
 		fprintf(stderr, "flushlog check: --from: %s\n", err.msg);
 		return -EINVAL;
 	}
+	*nr_chosen = 0;
+	for (size_t i = 0; i < nr; i++)
+		if ((a->kinds & KIND_BIT(all[i].kind)) && all[i].nr_applied >= first)
+			chosen[(*nr_chosen)++] = all[i];
+	return 0;
+}
+
+/*
+ * The states to check: those of the chosen points under the chosen
+ * models, counted and announced before any is run, then this shard's
+ * share of them.
+ */
+static int
+choose_states(struct check_run *run, struct fl_point **points)
+{
+	const struct check_args *a = run->args;
+	struct fl_point *chosen = NULL;
+	struct fl_state *states = NULL;
+	struct fl_error err = { 0 };
+	size_t nr, nr_chosen, nr_states, k = 0;
+	uint64_t candidates;
+	int ret;
+
 	if (fl_log_points(run->log, points, &nr, &err))
 		return -ENOMEM;
-	run->states = calloc(nr, sizeof(*run->states));
-	if (!run->states)
+	chosen = calloc(nr, sizeof(*chosen));
+	if (!chosen)
 		return -ENOMEM;
-	for (size_t i = 0; i < nr; i++) {
+	ret = choose_points(run, *points, nr, chosen, &nr_chosen);
+	if (!ret && fl_log_states(run->log, chosen, nr_chosen, &a->states,
+				  &states, &nr_states, &candidates, &err)) {
+		fprintf(stderr, "flushlog check: %s\n", err.msg);
+		ret = -EINVAL;
+	}
+	free(chosen);
+	if (ret)
+		return ret;
+	run->states = calloc(nr_states ? nr_states : 1, sizeof(*run->states));
+	if (!run->states) {
+		free(states);
+		return -ENOMEM;
+	}
+	printf("%zu states at %zu crash points (%" PRIu64 " candidates%s)\n",
+	       nr_states, nr_chosen, candidates,
+	       a->states.max_states && candidates > a->states.max_states ?
+	       ", sampled" : "");
+	fflush(stdout);
+	for (size_t i = 0; i < nr_states; i++) {
 		struct state_result *s;
 
-		if (!(a->kinds & KIND_BIT((*points)[i].kind)) ||
-		    (*points)[i].nr_applied < first)
-			continue;
 		if (k++ % a->shard_n != a->shard_k)
 			continue;
-		s = &run->states[chosen++];
-		s->point = &(*points)[i];
+		s = &run->states[run->nr_states++];
+		s->st = states[i];
+		s->point = &(*points)[states[i].point - 1];
 		s->exit_code = -1;
+		fl_state_name(&s->st, s->name, sizeof(s->name));
 		cli_point_spec(run->log, s->point, s->spec, sizeof(s->spec));
-		snprintf(s->image, sizeof(s->image), "%s/point-%" PRIu64 ".img",
-			 a->workdir, s->point->number);
-		snprintf(s->output, sizeof(s->output), "%s/point-%" PRIu64 ".out",
-			 a->workdir, s->point->number);
+		snprintf(s->image, sizeof(s->image), "%s/state-%zu.img",
+			 a->workdir, i);
+		snprintf(s->output, sizeof(s->output), "%s/state-%zu.out",
+			 a->workdir, i);
 	}
-	run->nr_states = chosen;
+	free(states);
 	return 0;
 }
 
@@ -453,56 +585,79 @@ shell_quote(FILE *out, const char *s)
 	fputc('\'', out);
 }
 
-/* DIR/point-N: the first bad and last good images, output, reproducer. */
+static bool
+is_prefix(const struct fl_state *st)
+{
+	return !st->nr_extra && st->torn == FL_NO_ENTRY;
+}
+
+/* The last entry a state applies, whole or in part; -1 for none. */
+static int64_t
+last_entry(const struct fl_state *st)
+{
+	int64_t last = (int64_t)st->base - 1;
+
+	if (st->nr_extra && (int64_t)st->extra[st->nr_extra - 1] > last)
+		last = (int64_t)st->extra[st->nr_extra - 1];
+	if (st->torn != FL_NO_ENTRY && (int64_t)st->torn > last)
+		last = (int64_t)st->torn;
+	return last;
+}
+
+static void
+write_replay(FILE *f, const struct check_args *a, const char *self,
+	     const char *image, const char *state)
+{
+	fprintf(f, "%s replay -q -o %s --state %s", self, image, state);
+	if (a->base) {
+		fputs(" --base ", f);
+		shell_quote(f, a->base);
+	}
+	fputc(' ', f);
+	shell_quote(f, a->log_path);
+	fputc('\n', f);
+}
+
+/*
+ * DIR/point-N for a prefix state, DIR/state-NAME for another: the first
+ * bad and the last good images, the checker's output, the entries between
+ * them, and a reproducer.
+ */
 static void
 save_failure(const struct check_run *run, const struct state_result *s,
 	     const char *self)
 {
 	const struct check_args *a = run->args;
-	uint64_t good_to = 0, good_point = 0;
+	const struct state_result *good = NULL;
 	char dir[4096], path[4200];
 	FILE *f;
 
-	snprintf(dir, sizeof(dir), "%s/point-%" PRIu64, a->save_dir,
-		 s->point->number);
+	if (is_prefix(&s->st))
+		snprintf(dir, sizeof(dir), "%s/point-%" PRIu64, a->save_dir,
+			 s->point->number);
+	else
+		snprintf(dir, sizeof(dir), "%s/state-%s", a->save_dir, s->name);
 	if (mkdir(a->save_dir, 0755) && errno != EEXIST)
 		return;
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		return;
-	/* the last passing state checked before this one */
-	for (size_t i = 0; i < run->nr_states; i++)
-		if (run->states[i].point->number < s->point->number &&
-		    run->states[i].exit_code == 0) {
-			good_to = run->states[i].point->nr_applied;
-			good_point = run->states[i].point->number;
-		}
+	/* the last passing prefix state checked before this one */
+	for (const struct state_result *t = run->states; t < s; t++)
+		if (t->exit_code == 0 && t->st.base <= s->st.base &&
+		    is_prefix(&t->st))
+			good = t;
 	snprintf(path, sizeof(path), "%s/reproduce.sh", dir);
 	f = fopen(path, "w");
 	if (!f)
 		return;
-	fprintf(f, "#!/bin/sh\n# point:%" PRIu64 " (%s, after entry %" PRId64 ") failed with exit %d\n",
-		s->point->number, s->spec, (int64_t)s->point->nr_applied - 1,
-		s->exit_code);
+	fprintf(f, "#!/bin/sh\n# state %s at point:%" PRIu64 " (%s, after entry %" PRId64 ") failed with exit %d\n",
+		s->name, s->point->number, s->spec,
+		(int64_t)s->point->nr_applied - 1, s->exit_code);
 	fprintf(f, "set -e\ncd \"$(dirname \"$0\")\"\n");
-	for (int good = 1; good >= 0; good--) {
-		fprintf(f, "%s replay -q -o %s --to ", self,
-			good ? "last-good.img" : "first-bad.img");
-		if (good && good_to)
-			fprintf(f, "entry:%" PRIu64, good_to - 1);
-		else if (good)
-			fprintf(f, "start");
-		else
-			fprintf(f, "point:%" PRIu64, s->point->number);
-		if (a->base) {
-			fputs(" --base ", f);
-			shell_quote(f, a->base);
-		}
-		fputc(' ', f);
-		shell_quote(f, a->log_path);
-		fputc('\n', f);
-	}
-	fprintf(f, "%s dump --from %" PRIu64 " --to %" PRId64 " ", self, good_to,
-		(int64_t)s->point->nr_applied - 1);
+	write_replay(f, a, self, "last-good.img", good ? good->name : "0");
+	write_replay(f, a, self, "first-bad.img", s->name);
+	fprintf(f, "%s dump --from %" PRIu64 " --to %" PRId64 " ", self,
+		good ? good->st.base : 0, last_entry(&s->st));
 	shell_quote(f, a->log_path);
 	fprintf(f, " >entries.txt\nexec");
 	for (int i = 0; i < a->cmd_argc; i++) {
@@ -523,9 +678,9 @@ save_failure(const struct check_run *run, const struct state_result *s,
 	if (system(path))
 		fprintf(stderr, "flushlog check: could not rebuild the images in '%s'\n",
 			dir);
-	if (good_point)
+	if (good)
 		printf("  saved in %s (last good: point:%" PRIu64 ")\n", dir,
-		       good_point);
+		       good->point->number);
 	else
 		printf("  saved in %s (last good: the base)\n", dir);
 }
@@ -547,6 +702,8 @@ write_json(const struct check_run *run, FILE *out)
 			fl_point_kind_name(s->point->kind),
 			(int64_t)s->point->nr_applied - 1);
 		json_string(out, s->spec);
+		fprintf(out, ",\"state\":");
+		json_string(out, s->name);
 		fprintf(out, ",\"result\":\"%s\",\"exit\":%d,\"seconds\":%.3f}",
 			s->exit_code ? "fail" : "pass", s->exit_code, s->seconds);
 	}
@@ -605,6 +762,7 @@ write_junit(const struct check_run *run, FILE *out)
 		xml_text(out, run->args->log_path);
 		fprintf(out, "\" name=\"point:%" PRIu64 " ", s->point->number);
 		xml_text(out, s->spec);
+		fprintf(out, " state:%s", s->name);
 		fprintf(out, "\" time=\"%.3f\"", s->seconds);
 		if (!s->exit_code) {
 			fprintf(out, "/>\n");
@@ -636,16 +794,17 @@ write_report(const char *path, void (*fn)(const struct check_run *, FILE *),
 static void
 summarise(const struct check_run *run, const char *self)
 {
-	printf("%8s %-6s %10s %-24s %s\n", "point", "kind", "entry", "spec",
-	       "result");
+	printf("%8s %-6s %10s %-24s %-24s %s\n", "point", "kind", "entry",
+	       "spec", "state", "result");
 	for (size_t i = 0; i < run->nr_states; i++) {
 		const struct state_result *s = &run->states[i];
 
 		if (!s->exit_code || s->exit_code < 0)
 			continue;
-		printf("%8" PRIu64 " %-6s %10" PRId64 " %-24s FAIL (exit %d)\n",
+		printf("%8" PRIu64 " %-6s %10" PRId64 " %-24s %-24s FAIL (exit %d)\n",
 		       s->point->number, fl_point_kind_name(s->point->kind),
-		       (int64_t)s->point->nr_applied - 1, s->spec, s->exit_code);
+		       (int64_t)s->point->nr_applied - 1, s->spec, s->name,
+		       s->exit_code);
 		if (run->args->save_dir)
 			save_failure(run, s, self);
 		else
@@ -714,13 +873,18 @@ const struct cli_command cmd_check = {
 		"file of its own and runs CMD with every {} in ARGS replaced by that\n"
 		"file's path; exit 0 means consistent.  The environment names the state:\n"
 		"FLUSHLOG_POINT, FLUSHLOG_ENTRY, FLUSHLOG_SPEC, FLUSHLOG_KIND,\n"
-		"FLUSHLOG_MARK (for marks) and FLUSHLOG_STATE.  States come from one\n"
-		"pass over the log; each is a reflink or sparse copy, so a checker may\n"
-		"write to its file (mount it, replay a journal) without touching the\n"
-		"next state.  Exit status 0 when every state passed, 1 when one failed.",
+		"FLUSHLOG_MARK (for marks), FLUSHLOG_LAST_MARK, FLUSHLOG_STATE_NAME and\n"
+		"FLUSHLOG_STATE.  States come from one pass over the log; each is a\n"
+		"reflink or sparse copy, so a checker may write to its file (mount it,\n"
+		"replay a journal) without touching the next state.  --states epoch adds\n"
+		"the states a volatile write cache can leave between flushes (up to K\n"
+		"writes in flight or not yet flushed also on the media), --states torn\n"
+		"those with one such write there in part; the count is printed first.\n"
+		"Exit status 0 when every state passed, 1 when one failed.",
 	.example =
 		"  flushlog check --base before.img log.img -- e2fsck -fn {}\n"
 		"  flushlog check -j 2 -k --save-failures fails --junit check.xml log.img -- ./fsck-state {}\n"
+		"  flushlog check --states epoch,torn -K 1 --max-states 2000 log.img -- ./fsck-state {}\n"
 		"  # 8 machines, one shard each (Slurm array, K = $SLURM_ARRAY_TASK_ID):\n"
 		"  flushlog check --shard $SLURM_ARRAY_TASK_ID/8 --json shard.json log.img -- ./check {}",
 	.options = check_options,

@@ -19,12 +19,14 @@
 
 #include "cli.h"
 
-enum { OPT_OUTPUT, OPT_TO, OPT_FROM, OPT_BASE, OPT_IN_PLACE, OPT_QUIET };
+enum { OPT_OUTPUT, OPT_TO, OPT_STATE, OPT_FROM, OPT_BASE, OPT_IN_PLACE, OPT_QUIET };
 
 static const struct cli_option replay_options[] = {
 	[OPT_OUTPUT] = { "output", 'o', "IMAGE",
 			 "write the state to IMAGE (file or block device)" },
 	[OPT_TO] = { "to", 't', "POINT", "replay up to POINT (default end)" },
+	[OPT_STATE] = { "state", 0, "NAME",
+			"build crash state NAME, as 'flushlog check' names it" },
 	[OPT_FROM] = { "from", 0, "POINT",
 		       "with --in-place: IMAGE already holds POINT's state" },
 	[OPT_BASE] = { "base", 'b', "BASE",
@@ -36,7 +38,7 @@ static const struct cli_option replay_options[] = {
 };
 
 struct replay_args {
-	const char *log_path, *output, *to, *from, *base;
+	const char *log_path, *output, *to, *from, *base, *state;
 	bool in_place, quiet;
 };
 
@@ -156,7 +158,7 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 	const char *arg;
 	int opt;
 
-	*a = (struct replay_args) { .to = "end" };
+	*a = (struct replay_args) { 0 };
 	while ((opt = cli_next_option(cmd, argc, argv, &arg)) >= 0) {
 		switch (opt) {
 		case OPT_OUTPUT:
@@ -164,6 +166,9 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 			break;
 		case OPT_TO:
 			a->to = arg;
+			break;
+		case OPT_STATE:
+			a->state = arg;
 			break;
 		case OPT_FROM:
 			a->from = arg;
@@ -188,11 +193,16 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 		cli_usage_error(cmd, "--from needs --in-place (IMAGE must already hold that state)");
 	if (a->base && a->in_place)
 		cli_usage_error(cmd, "--base and --in-place exclude each other");
+	if (a->state && a->to)
+		cli_usage_error(cmd, "--state and --to exclude each other");
+	if (!a->to)
+		a->to = "end";
 }
 
 static int
 replay(const struct cli_command *cmd, const struct replay_args *a,
-       struct fl_log *log, uint64_t from, uint64_t to)
+       struct fl_log *log, uint64_t from, uint64_t to,
+       const struct fl_state *state)
 {
 	const struct fl_log_info *info = fl_log_info(log);
 	struct fl_error err = { 0 };
@@ -211,6 +221,8 @@ replay(const struct cli_command *cmd, const struct replay_args *a,
 		ret = fl_replay_seek(r, from, &err);
 		if (!ret)
 			ret = fl_replay_to(r, to, &err);
+		if (!ret && state)
+			ret = fl_state_apply(log, fd, state, &err);
 		if (!a->quiet && isatty(STDERR_FILENO))
 			fprintf(stderr, "\r\033[K");
 		if (ret && !tmp_path && err.source == FL_ERR_LOG)
@@ -248,6 +260,7 @@ run_replay(const struct cli_command *cmd, int argc, char **argv)
 {
 	struct fl_error err = { 0 };
 	uint64_t from = 0, to;
+	struct fl_state state;
 	struct replay_args a;
 	struct fl_log *log;
 	int ret;
@@ -256,24 +269,28 @@ run_replay(const struct cli_command *cmd, int argc, char **argv)
 	ret = cli_open_log(cmd, a.log_path, 0, &log);
 	if (ret)
 		return ret;
-	if (fl_log_resolve_point(log, a.to, &to, &err) ||
+	if ((a.state ? fl_state_parse(log, a.state, &state, &err) :
+		       fl_log_resolve_point(log, a.to, &to, &err)) ||
 	    (a.from && fl_log_resolve_point(log, a.from, &from, &err))) {
 		fl_log_close(log);
 		return cli_report(cmd, &err);
 	}
+	if (a.state)
+		to = state.base;
 	if (to < from) {
 		fl_log_close(log);
-		cli_usage_error(cmd, "--to %s comes before --from %s", a.to,
+		cli_usage_error(cmd, "--%s %s comes before --from %s",
+				a.state ? "state" : "to", a.state ? a.state : a.to,
 				a.from);
 	}
-	ret = replay(cmd, &a, log, from, to);
+	ret = replay(cmd, &a, log, from, to, a.state ? &state : NULL);
 	fl_log_close(log);
 	return ret;
 }
 
 const struct cli_command cmd_replay = {
 	.name = "replay",
-	.synopsis = "-o IMAGE [--to POINT] [--base BASE | --in-place [--from POINT]] LOG",
+	.synopsis = "-o IMAGE [--to POINT | --state NAME] [--base BASE | --in-place [--from POINT]] LOG",
 	.summary = "Rebuild the data device's contents at a crash point.",
 	.description =
 		"POINT is one of: start, end, entry:N (after entry N), flush:K (the\n"
@@ -283,11 +300,16 @@ const struct cli_command cmd_replay = {
 		"checked before its data is used.  A regular-file IMAGE is replaced only\n"
 		"when the whole replay succeeded.  Without --base it starts as zeroes\n"
 		"(a sparse file) of the logged device's size.  --in-place applies\n"
-		"the entries to IMAGE as it is: with --from, only those after POINT.",
+		"the entries to IMAGE as it is: with --from, only those after POINT.\n"
+		"--state NAME builds one of the crash states of 'flushlog check --states':\n"
+		"N (the first N entries), N+E,F (and entries E and F, which a volatile\n"
+		"write cache may have kept while losing those between), N~T:A+L (and\n"
+		"sectors A to A+L-1 of entry T, a torn write).",
 	.example =
 		"  flushlog replay -o state.img --to flush:12 log.img\n"
 		"  flushlog replay -o dev.img --base before.img --to mark:after-fsync log.img\n"
-		"  flushlog replay --in-place --from flush:12 --to flush:13 -o state.img log.img",
+		"  flushlog replay --in-place --from flush:12 --to flush:13 -o state.img log.img\n"
+		"  flushlog replay -o state.img --state 1234+1240,1242 log.img",
 	.options = replay_options,
 	.run = run_replay,
 };

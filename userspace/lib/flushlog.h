@@ -163,6 +163,56 @@ void fl_replay_set_progress(struct fl_replay *r, fl_progress_fn fn,
 			    void *arg);
 void fl_replay_close(struct fl_replay *r);
 
+/*
+ * Crash states (states.c).  At each crash point, the writes logged later
+ * but submitted before the point's epoch ended may be on the media too:
+ * the epoch model adds every subset of at most max_reorder of them, the
+ * torn model one of them in part (a head or a tail, cut at data block
+ * boundaries, at most max_torn cuts a write).  The prefix state of every
+ * point is always included.  A state is named "N[+E,...][~T:A+L]": the
+ * first N entries, entries E..., and sectors A..A+L-1 of entry T.
+ */
+#define FL_STATES_PREFIX	(1U << 0)
+#define FL_STATES_EPOCH		(1U << 1)
+#define FL_STATES_TORN		(1U << 2)
+#define FL_STATE_MAX_REORDER	8
+#define FL_STATE_NAME_MAX	256
+
+struct fl_state_opts {
+	unsigned int models;		/* FL_STATES_* */
+	unsigned int max_reorder;	/* epoch: K, 1..FL_STATE_MAX_REORDER */
+	unsigned int max_torn;		/* torn: cuts a write, >= 1 */
+	uint64_t max_states;		/* 0, or a deterministic sample size */
+};
+
+struct fl_state {
+	uint64_t point;		/* the earliest crash point it is legal at */
+	uint64_t base;		/* entries [0, base) applied */
+	uint64_t extra[FL_STATE_MAX_REORDER];	/* and these, ascending */
+	unsigned int nr_extra;
+	uint64_t torn;		/* an entry applied in part, or FL_NO_ENTRY */
+	uint32_t torn_first, torn_count;	/* its sectors, from its start */
+};
+
+/*
+ * The distinct states of the given points (from fl_log_points), sorted by
+ * base; *candidates is how many there were before duplicates were dropped
+ * and before sampling.  Caller frees *states.
+ */
+int fl_log_states(const struct fl_log *log, const struct fl_point *points,
+		  size_t nr_points, const struct fl_state_opts *opts,
+		  struct fl_state **states, size_t *nr_states,
+		  uint64_t *candidates, struct fl_error *err);
+int fl_state_name(const struct fl_state *s, char *buf, size_t len);
+int fl_state_parse(const struct fl_log *log, const char *name,
+		   struct fl_state *s, struct fl_error *err);
+/*
+ * Apply a state's extra and torn entries, in log order, to an image that
+ * holds the state's first s->base entries.
+ */
+int fl_state_apply(struct fl_log *log, int image_fd, const struct fl_state *s,
+		   struct fl_error *err);
+
 /* Fill the image with zeroes over [offset, offset + len). */
 int fl_zero_range(int fd, uint64_t offset, uint64_t len, bool is_blockdev);
 

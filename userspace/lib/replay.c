@@ -521,3 +521,58 @@ fl_replay_close(struct fl_replay *r)
 {
 	free(r);
 }
+
+/* Entry seq's sectors [first, first + count) only: a torn write. */
+static int
+apply_part(struct fl_replay *r, uint64_t seq, uint32_t first, uint32_t count,
+	   struct fl_error *err)
+{
+	const struct fl_log *log = r->log;
+	const struct fl_entry *e = &log->entries[seq];
+	uint64_t off = (e->sector + first) << FLUSHLOG_SECTOR_SHIFT;
+	uint32_t len = count << FLUSHLOG_SECTOR_SHIFT;
+	uint32_t skip = first << FLUSHLOG_SECTOR_SHIFT;
+
+	if (e->op != FLUSHLOG_OP_WRITE || (e->flags & FLUSHLOG_F_NO_DATA) ||
+	    skip + len > e->data_len)
+		return entry_error(err, FL_ERR_ARG, seq, e->offset,
+				   "only a write with its data can be torn", -EINVAL);
+	if (off + len > r->image_bytes)
+		return entry_error(err, FL_ERR_OUTPUT, seq, e->offset,
+				   "range ends beyond the end of the image", -ENOSPC);
+	if (needs_crc(log, e) && entry_crc(log, e) != e->data_crc)
+		return entry_error(err, FL_ERR_LOG, seq, e->offset,
+				   "data checksum mismatch", -EBADMSG);
+	return queue_write(r, log->map + e->offset + log->info.log_block_size + skip,
+			   off, len, err);
+}
+
+int
+fl_state_apply(struct fl_log *log, int image_fd, const struct fl_state *s,
+	       struct fl_error *err)
+{
+	struct fl_replay *r;
+	unsigned int i = 0;
+	bool torn_done = s->torn == FL_NO_ENTRY;
+	int ret;
+
+	ret = fl_replay_open(log, image_fd, &r, err);
+	if (ret)
+		return ret;
+	/* extras and the torn entry, merged in log order */
+	while (!ret && (i < s->nr_extra || !torn_done)) {
+		if (!torn_done && (i == s->nr_extra || s->torn < s->extra[i])) {
+			ret = apply_part(r, s->torn, s->torn_first, s->torn_count, err);
+			torn_done = true;
+		} else {
+			ret = apply_entry(r, s->extra[i++], err);
+		}
+	}
+	if (r->nr_iov) {
+		int flush_ret = write_run(r, ret ? NULL : err);
+
+		ret = ret ? ret : flush_ret;
+	}
+	fl_replay_close(r);
+	return ret;
+}
