@@ -290,11 +290,10 @@ static bool reserve_log_space(struct flushlog_c *fc, sector_t sectors,
 			       fc->on_full_fail ? "failing writes that do not fit" :
 						  "logging stopped");
 		fc->filled = true;
-		if (fc->on_full_fail) {
+		if (fc->on_full_fail)
 			*fail = true;
-		} else {
+		else
 			fc->state = LOG_FULL;
-		}
 		goto out;
 	}
 	fc->reserved += sectors;
