@@ -65,15 +65,16 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libflushlog.a $(HEADERS)
 
 test-progs: all $(TOOLS) $(UNITS)
 
-# The suite: host tests with the normal build, then again under ASan and
-# UBSan.  scripts/install-deps brings what a fresh Debian 12 lacks.
+# The suite: the debug kernel (built once into the cache), host tests with
+# the normal build, again under ASan and UBSan, and the guest tests again on
+# the debug kernel.  scripts/install-deps brings what a fresh Debian 12 lacks.
 test:
 	$(Q)scripts/install-deps test
 	$(Q)$(MAKE) -s test-progs
 	$(Q)$(MAKE) -s BUILD=$(BUILD)/asan CFLAGS="-O1 -g" \
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		test-progs
-	$(Q)tests/run --build $(BUILD) --asan-build $(BUILD)/asan
+	$(Q)tests/run --build $(BUILD) --asan-build $(BUILD)/asan --debug-kernel
 
 bench: all test-progs
 	$(Q)scripts/install-deps bench
@@ -88,6 +89,11 @@ patches:
 	$(Q)scripts/install-deps kernel
 	$(Q)scripts/make-patches
 
+# The debug guest kernel (qemu/run-guest --kernel debug), into $(CACHE).
+debug-kernel:
+	$(Q)scripts/install-deps kernel
+	$(Q)scripts/build-debug-kernel
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
 		$(DESTDIR)$(PREFIX)/include/linux $(DESTDIR)$(PREFIX)/share/man/man1
@@ -101,4 +107,4 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test test-progs bench crashtest patches install clean
+.PHONY: all test test-progs bench crashtest patches debug-kernel install clean

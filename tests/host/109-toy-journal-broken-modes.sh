@@ -10,6 +10,7 @@
 # flush-boundary model cannot see it, and this test records that it passes.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
+# debug-kernel: yes
 _require_guest
 
 modes=(correct commit-first no-wait no-flush same-epoch)

@@ -7,6 +7,7 @@
 # correct journal passes.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
+# debug-kernel: yes
 _require_guest
 
 toy=$FLUSHLOG_BUILD/tests/fl-toyjournal
