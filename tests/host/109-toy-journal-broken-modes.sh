@@ -8,6 +8,8 @@
 # mode.  'same-epoch' (commit without FUA, one flush after) is wrong, yet
 # every flush boundary holds journal and commit together: the
 # flush-boundary model cannot see it, and this test records that it passes.
+# The epoch model (--states epoch) then catches every broken mode,
+# same-epoch included, and passes the correct one.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
 # debug-kernel: yes
@@ -38,4 +40,21 @@ for m in "${modes[@]}"; do
 		[ "$first" = "{\"point\":$first_fua,\"kind\":\"fua\"}" ] ||
 			_fail "$m: first failure $first, expected the first FUA point ($first_fua)" ;;
 	esac
+done
+
+# The epoch model sees inside the epochs: at each point, any one of the
+# writes submitted before the next flush or FUA completed may also be on
+# the media.  Every broken mode is caught there, same-epoch included
+# (its commit can reach the media without its journal blocks); the
+# correct mode passes every such state.
+for m in "${modes[@]}"; do
+	rc=0
+	"$FLUSHLOG" check -q -k -w "$TEST_TMP" --states epoch -K 1 --json "$TEST_TMP/$m-epoch.json" \
+		"$TEST_TMP/log-$m.img" -- "$toy" check {} >"$TEST_TMP/$m-epoch.out" || rc=$?
+	echo "$m, epoch states: exit $rc, $(head -n 1 "$TEST_TMP/$m-epoch.out"), $(jq .failed "$TEST_TMP/$m-epoch.json") failed"
+	if [ "$m" = correct ]; then
+		((rc == 0)) || _fail "correct: an epoch state failed: $(cat "$TEST_TMP/$m-epoch.out")"
+	else
+		((rc == 1)) || _fail "$m: not flagged by the epoch model (exit $rc)"
+	fi
 done

@@ -296,6 +296,34 @@ last_mark(const struct fl_log *log, uint64_t nr_applied)
 	unsetenv("FLUSHLOG_LAST_MARK");
 }
 
+/*
+ * FLUSHLOG_AFTER_MARK: the first mark logged at or after the crash: nothing
+ * issued after it can be in the state.  A prefix state is the crash at its
+ * point; another may be a crash as late as the end of the point's epoch
+ * (the next flush or FUA completion).  Unset when the log has no such mark.
+ */
+static void
+after_mark(const struct fl_log *log, uint64_t nr_applied, bool prefix)
+{
+	const struct fl_entry *e = fl_log_entries(log);
+	uint64_t n = fl_log_info(log)->nr_entries, i = nr_applied;
+
+	if (prefix) {
+		i = nr_applied ? nr_applied - 1 : 0;
+	} else {
+		while (i < n && (!(e[i].flags & FL_ENTRY_CRASH_POINT) ||
+				 e[i].op == FLUSHLOG_OP_MARK))
+			i++;
+		i++;
+	}
+	for (; i < n; i++)
+		if (e[i].op == FLUSHLOG_OP_MARK) {
+			setenv("FLUSHLOG_AFTER_MARK", fl_log_label(log, i), 1);
+			return;
+		}
+	unsetenv("FLUSHLOG_AFTER_MARK");
+}
+
 /* In the child: the checker, with {} and FLUSHLOG_* filled in. */
 static void __attribute__((noreturn))
 exec_checker(const struct check_run *run, const struct state_result *s)
@@ -326,6 +354,8 @@ exec_checker(const struct check_run *run, const struct state_result *s)
 	else
 		unsetenv("FLUSHLOG_MARK");
 	last_mark(run->log, s->point->nr_applied);
+	after_mark(run->log, s->point->nr_applied,
+		   !s->st.nr_extra && s->st.torn == FL_NO_ENTRY);
 	execvp(argv[0], argv);
 	fprintf(stderr, "flushlog check: cannot run '%s': %s\n", argv[0],
 		strerror(errno));
@@ -873,8 +903,8 @@ const struct cli_command cmd_check = {
 		"file of its own and runs CMD with every {} in ARGS replaced by that\n"
 		"file's path; exit 0 means consistent.  The environment names the state:\n"
 		"FLUSHLOG_POINT, FLUSHLOG_ENTRY, FLUSHLOG_SPEC, FLUSHLOG_KIND,\n"
-		"FLUSHLOG_MARK (for marks), FLUSHLOG_LAST_MARK, FLUSHLOG_STATE_NAME and\n"
-		"FLUSHLOG_STATE.  States come from one pass over the log; each is a\n"
+		"FLUSHLOG_MARK (for marks), FLUSHLOG_LAST_MARK, FLUSHLOG_AFTER_MARK,\n"
+		"FLUSHLOG_STATE_NAME and FLUSHLOG_STATE.  States come from one pass over the log; each is a\n"
 		"reflink or sparse copy, so a checker may write to its file (mount it,\n"
 		"replay a journal) without touching the next state.  --states epoch adds\n"
 		"the states a volatile write cache can leave between flushes (up to K\n"

@@ -7,12 +7,24 @@
  * successful fsync, fdatasync or sync it runs "MARK-CMD LABEL" so that the
  * log has a mark where durability was promised.
  *
- * usage: fl-workload [--seed S] [--ops N] [--mark CMD] [--verbose] DIR
+ * With --oracle FILE it also writes down what each promise was: the path,
+ * size and hash of every file an fsync, fdatasync or sync made durable,
+ * the mark that followed, and every later operation that touched a path
+ * or a file's contents.  --verify reads that back in a crash state
+ * mounted at DIR: every promise made before the state's last mark must
+ * hold, unless an operation that may be in the state touched the file
+ * since (one issued before --until-mark, the first mark after the state's
+ * epoch ended, or any if there is none).
+ *
+ * usage: fl-workload [--seed S] [--ops N] [--mark CMD] [--oracle FILE]
+ *                    [--verbose] DIR
+ *        fl-workload --verify FILE [--last-mark L] [--until-mark M] DIR
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,6 +66,10 @@ struct workload {
 	unsigned int dir_of[MAX_FILES];	/* the folder a file is in */
 	unsigned int marks;
 	char *buf;
+	FILE *oracle;
+	unsigned long op;		/* the operation being run */
+	unsigned int ino_of[MAX_FILES];	/* which contents a name has */
+	unsigned int next_ino;
 };
 
 static uint64_t
@@ -91,6 +107,56 @@ fill(struct workload *w, size_t len)
 	}
 }
 
+/* FNV-1a of a file's contents, and its size; false if it cannot be read. */
+static bool
+hash_file(const char *path, uint64_t *hash, uint64_t *size)
+{
+	unsigned char buf[65536];
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	*hash = 1469598103934665603ULL;
+	*size = 0;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++)
+			*hash = (*hash ^ buf[i]) * 1099511628211ULL;
+		*size += (uint64_t)n;
+	}
+	close(fd);
+	return n == 0;
+}
+
+static void
+touch_path(struct workload *w, unsigned int f)
+{
+	if (w->oracle)
+		fprintf(w->oracle, "touch %lu path d%u/f%u\n", w->op, w->dir_of[f], f);
+}
+
+static void
+touch_contents(struct workload *w, unsigned int f)
+{
+	if (w->oracle)
+		fprintf(w->oracle, "touch %lu inode %u\n", w->op, w->ino_of[f]);
+}
+
+/* f's name and contents are durable now: before the mark that follows. */
+static void
+promise(struct workload *w, unsigned int f)
+{
+	char path[4096];
+	uint64_t hash, size;
+
+	if (!w->oracle)
+		return;
+	file_path(w, f, path, sizeof(path));
+	if (hash_file(path, &hash, &size))
+		fprintf(w->oracle, "durable %lu d%u/f%u %u %" PRIu64 " %016" PRIx64 "\n",
+			w->op, w->dir_of[f], f, w->ino_of[f], size, hash);
+}
+
 static void
 mark(struct workload *w, const char *what)
 {
@@ -98,9 +164,11 @@ mark(struct workload *w, const char *what)
 	pid_t pid;
 	int status;
 
+	snprintf(label, sizeof(label), "%s-%u", what, ++w->marks);
+	if (w->oracle)
+		fprintf(w->oracle, "mark %lu %s\n", w->op, label);
 	if (!w->mark_cmd)
 		return;
-	snprintf(label, sizeof(label), "%s-%u", what, ++w->marks);
 	pid = fork();
 	if (pid == 0) {
 		execlp(w->mark_cmd, w->mark_cmd, label, (char *)NULL);
@@ -146,6 +214,7 @@ write_file(struct workload *w, unsigned int f, int extra_flags, bool append)
 	if (off + (off_t)len > MAX_SIZE * 2)
 		off = 0;
 	fill(w, len);
+	touch_contents(w, f);
 	if (pwrite(fd, w->buf, len, off) != (ssize_t)len)
 		ret = -errno;
 	if (w->verbose)
@@ -168,8 +237,10 @@ sync_file(struct workload *w, unsigned int f, bool data_only)
 	if (data_only ? fdatasync(fd) : fsync(fd))
 		ret = -errno;
 	close(fd);
-	if (!ret)
+	if (!ret) {
+		promise(w, f);
 		mark(w, data_only ? "fdatasync" : "fsync");
+	}
 	return ret;
 }
 
@@ -209,9 +280,13 @@ do_op(struct workload *w, enum op op)
 			return -errno;
 		ret = syncfs(fd) ? -errno : 0;
 		close(fd);
-		if (!ret)
-			mark(w, "sync");
-		return ret;
+		if (ret)
+			return ret;
+		for (unsigned int i = 0; i < MAX_FILES; i++)
+			if (w->file_exists[i])
+				promise(w, i);
+		mark(w, "sync");
+		return 0;
 	}
 	if (f < 0)
 		return 1;
@@ -220,6 +295,8 @@ do_op(struct workload *w, enum op op)
 	file_path(w, (unsigned int)f, path, sizeof(path));
 	switch (op) {
 	case OP_CREATE:
+		w->ino_of[f] = w->next_ino++;
+		touch_path(w, (unsigned int)f);
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
 		if (fd < 0)
 			return -errno;
@@ -235,8 +312,10 @@ do_op(struct workload *w, enum op op)
 	case OP_APPEND:
 		return write_file(w, (unsigned int)f, 0, true);
 	case OP_TRUNCATE:
+		touch_contents(w, (unsigned int)f);
 		return truncate(path, (off_t)pick(w, MAX_SIZE)) ? -errno : 0;
 	case OP_FALLOCATE:
+		touch_contents(w, (unsigned int)f);
 		fd = open(path, O_WRONLY);
 		if (fd < 0)
 			return -errno;
@@ -252,6 +331,10 @@ do_op(struct workload *w, enum op op)
 		if (g < 0)
 			return 1;
 		w->dir_of[g] = (unsigned int)pick(w, w->nr_dirs);
+		w->ino_of[g] = w->ino_of[f];
+		touch_path(w, (unsigned int)g);
+		if (op == OP_RENAME)
+			touch_path(w, (unsigned int)f);
 		file_path(w, (unsigned int)g, path2, sizeof(path2));
 		if (op == OP_RENAME ? rename(path, path2) : link(path, path2))
 			return -errno;
@@ -260,6 +343,7 @@ do_op(struct workload *w, enum op op)
 			w->file_exists[f] = false;
 		return 0;
 	case OP_UNLINK:
+		touch_path(w, (unsigned int)f);
 		if (unlink(path))
 			return -errno;
 		w->file_exists[f] = false;
@@ -271,6 +355,145 @@ do_op(struct workload *w, enum op op)
 	default:
 		return 1;
 	}
+}
+
+/*
+ * --verify: the oracle's events, read back.  A promise is kept by the
+ * latest "durable" line for its path that came before the last mark; it
+ * still binds unless the path or its contents were touched after it by
+ * an operation issued before the until mark.
+ */
+struct event {
+	char kind;		/* 'd'urable, 'm'ark, 'p'ath touch, 'i'node touch */
+	unsigned long op;
+	char name[64];		/* path, or mark label */
+	unsigned int ino;
+	uint64_t size, hash;
+	unsigned long mark_op;	/* durable: the op of the mark after it */
+};
+
+static struct event *
+read_events(const char *file, size_t *nr)
+{
+	struct event *v = NULL, e;
+	size_t n = 0, cap = 0, pending = 0;
+	char line[256], kind[16], what[16];
+	FILE *f = fopen(file, "r");
+
+	if (!f) {
+		fprintf(stderr, "fl-workload: cannot read '%s': %s\n", file,
+			strerror(errno));
+		exit(2);
+	}
+	for (unsigned long lineno = 1; fgets(line, sizeof(line), f); lineno++) {
+		memset(&e, 0, sizeof(e));
+		if (sscanf(line, "%15s", kind) != 1)
+			continue;
+		if (!strcmp(kind, "durable") &&
+		    sscanf(line, "durable %lu %63s %u %" SCNu64 " %" SCNx64,
+			   &e.op, e.name, &e.ino, &e.size, &e.hash) == 5) {
+			e.kind = 'd';
+			e.mark_op = ULONG_MAX;
+		} else if (!strcmp(kind, "mark") &&
+			   sscanf(line, "mark %lu %63s", &e.op, e.name) == 2) {
+			e.kind = 'm';
+		} else if (!strcmp(kind, "touch") &&
+			   sscanf(line, "touch %lu %15s %63s", &e.op, what, e.name) == 3 &&
+			   (!strcmp(what, "path") || !strcmp(what, "inode"))) {
+			e.kind = what[0];
+			e.ino = (unsigned int)strtoul(e.name, NULL, 10);
+		} else {
+			fprintf(stderr, "fl-workload: %s:%lu: not an oracle line: %s",
+				file, lineno, line);
+			exit(2);
+		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			v = realloc(v, cap * sizeof(*v));
+			if (!v)
+				exit(2);
+		}
+		if (e.kind == 'm')
+			for (; pending < n; pending++)
+				if (v[pending].kind == 'd')
+					v[pending].mark_op = e.op;
+		v[n++] = e;
+	}
+	fclose(f);
+	*nr = n;
+	return v;
+}
+
+static unsigned long
+mark_op(const struct event *v, size_t n, const char *label)
+{
+	for (size_t i = 0; label && *label && i < n; i++)
+		if (v[i].kind == 'm' && !strcmp(v[i].name, label))
+			return v[i].op;
+	return ULONG_MAX;
+}
+
+static bool
+touched(const struct event *v, size_t n, const struct event *d,
+	unsigned long until)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].op > d->op && v[i].op < until &&
+		    ((v[i].kind == 'p' && !strcmp(v[i].name, d->name)) ||
+		     (v[i].kind == 'i' && v[i].ino == d->ino)))
+			return true;
+	return false;
+}
+
+/* Is d the latest promise for its path made before the last mark? */
+static bool
+latest(const struct event *v, size_t n, size_t at, unsigned long last)
+{
+	for (size_t i = at + 1; i < n; i++)
+		if (v[i].kind == 'd' && v[i].mark_op <= last &&
+		    !strcmp(v[i].name, v[at].name))
+			return false;
+	return true;
+}
+
+static int
+verify(const char *file, const char *last_mark, const char *until_mark,
+       const char *dir)
+{
+	size_t n, kept = 0, broken = 0;
+	struct event *v = read_events(file, &n);
+	unsigned long last = mark_op(v, n, last_mark);
+	unsigned long until = mark_op(v, n, until_mark);
+	const char *state = getenv("FLUSHLOG_STATE_NAME");
+
+	for (size_t i = 0; last != ULONG_MAX && i < n; i++) {
+		const struct event *d = &v[i];
+		char path[4096];
+		uint64_t hash, size;
+
+		if (d->kind != 'd' || d->mark_op > last || !latest(v, n, i, last) ||
+		    touched(v, n, d, until))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, d->name);
+		if (!hash_file(path, &hash, &size)) {
+			printf("fsync oracle: %s is missing (%s), made durable by op %lu before mark %s; state %s\n",
+			       d->name, strerror(errno), d->op, last_mark,
+			       state ? state : "?");
+			broken++;
+		} else if (size != d->size || hash != d->hash) {
+			printf("fsync oracle: %s holds %" PRIu64 " bytes (hash %016" PRIx64 "), expected %" PRIu64 " (%016" PRIx64 ") made durable by op %lu before mark %s; state %s\n",
+			       d->name, size, hash, d->size, d->hash, d->op,
+			       last_mark, state ? state : "?");
+			broken++;
+		} else {
+			printf("fsync oracle: kept %s (op %lu)\n", d->name, d->op);
+			kept++;
+		}
+	}
+	printf("fsync oracle: %zu promises kept, %zu broken (last mark %s)\n",
+	       kept, broken, last_mark && *last_mark ? last_mark : "none");
+	free(v);
+	return broken ? 1 : 0;
 }
 
 static enum op
@@ -293,10 +516,17 @@ static void
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-		"usage: fl-workload [--seed S] [--ops N] [--mark CMD] [--verbose] DIR\n\n"
+		"usage: fl-workload [--seed S] [--ops N] [--mark CMD] [--oracle FILE]\n"
+		"                   [--verbose] DIR\n"
+		"       fl-workload --verify FILE [--last-mark L] [--until-mark M] DIR\n\n"
 		"Run N (default 200) file operations drawn from seed S (default 1) in\n"
 		"DIR; after each successful fsync, fdatasync or sync, run 'CMD LABEL'.\n"
-		"Prints one line per operation.  Exit 0 unless DIR is unusable.\n");
+		"Prints one line per operation.  Exit 0 unless DIR is unusable.\n"
+		"--oracle writes down what each fsync promised; --verify checks, in a\n"
+		"crash state mounted at DIR whose last mark is L, that every promise\n"
+		"made before L holds (unless an operation issued before mark M, the\n"
+		"first after the state's epoch, touched the file since): exit 1 and a\n"
+		"line naming the file, the mark and $FLUSHLOG_STATE_NAME if not.\n");
 	exit(status);
 }
 
@@ -308,11 +538,16 @@ main(int argc, char **argv)
 		{ "ops", required_argument, NULL, 'n' },
 		{ "mark", required_argument, NULL, 'm' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "oracle", required_argument, NULL, 'o' },
+		{ "verify", required_argument, NULL, 'V' },
+		{ "last-mark", required_argument, NULL, 'L' },
+		{ "until-mark", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct workload w = { .nr_dirs = 1 };
 	unsigned long ops = 200, seed = 1;
+	const char *oracle = NULL, *verify_file = NULL, *last = NULL, *until = NULL;
 	char path[4096];
 	int c;
 
@@ -322,13 +557,27 @@ main(int argc, char **argv)
 		case 'n': ops = strtoul(optarg, NULL, 0); break;
 		case 'm': w.mark_cmd = optarg; break;
 		case 'v': w.verbose = true; break;
+		case 'o': oracle = optarg; break;
+		case 'V': verify_file = optarg; break;
+		case 'L': last = optarg; break;
+		case 'U': until = optarg; break;
 		case 'h': usage(0); break;
 		default: usage(2);
 		}
 	}
 	if (optind != argc - 1)
 		usage(2);
+	if (verify_file)
+		return verify(verify_file, last, until, argv[optind]);
 	w.dir = argv[optind];
+	if (oracle) {
+		w.oracle = fopen(oracle, "w");
+		if (!w.oracle) {
+			fprintf(stderr, "fl-workload: cannot write '%s': %s\n",
+				oracle, strerror(errno));
+			return 1;
+		}
+	}
 	w.rng = seed * 0x9e3779b97f4a7c15ULL + 1;
 	if (posix_memalign((void **)&w.buf, 4096, MAX_WRITE + 4096))
 		return 1;
@@ -340,11 +589,18 @@ main(int argc, char **argv)
 	}
 	for (unsigned long i = 0; i < ops; i++) {
 		enum op op = draw_op(&w);
-		int ret = do_op(&w, op);
+		int ret;
+
+		w.op = i;
+		ret = do_op(&w, op);
 
 		printf("%lu %s %s\n", i, op_names[op],
 		       ret > 0 ? "skipped" : ret ? strerror(-ret) : "ok");
 	}
 	free(w.buf);
+	if (w.oracle && fclose(w.oracle)) {
+		fprintf(stderr, "fl-workload: cannot write '%s'\n", oracle);
+		return 1;
+	}
 	return 0;
 }
