@@ -5,7 +5,6 @@
 # the right block sizes, checks out and replays to the data disk exactly.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
-# debug-kernel: yes
 _require_guest
 
 k4=logical_block_size=4096,physical_block_size=4096

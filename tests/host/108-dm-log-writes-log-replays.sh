@@ -5,7 +5,6 @@
 # its data disk byte for byte; its marks are crash points by name.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
-# debug-kernel: yes
 _require_guest
 
 truncate -s 64M "$TEST_TMP/data.img"

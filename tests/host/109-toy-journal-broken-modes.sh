@@ -12,7 +12,6 @@
 # same-epoch included, and passes the correct one.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
-# debug-kernel: yes
 _require_guest
 
 modes=(correct commit-first no-wait no-flush same-epoch)

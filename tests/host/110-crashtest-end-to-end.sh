@@ -7,7 +7,6 @@
 # correct journal passes.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
-# debug-kernel: yes
 _require_guest
 
 toy=$FLUSHLOG_BUILD/tests/fl-toyjournal

@@ -11,4 +11,4 @@
 # asan: no
 _require_guest
 
-_crashtest_passes xfs --states epoch --max-reorder 1 --max-states 200 --oracle fsync
+_crashtest_passes xfs --states epoch --max-reorder 1 --max-states 120 --oracle fsync
