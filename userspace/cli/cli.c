@@ -267,6 +267,28 @@ cli_file_size(int fd)
 	return st.st_size;
 }
 
+/* s as XML text or attribute value; other control characters become '?'. */
+void
+cli_xml_text(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '<')
+			fputs("&lt;", out);
+		else if (c == '>')
+			fputs("&gt;", out);
+		else if (c == '&')
+			fputs("&amp;", out);
+		else if (c == '"')
+			fputs("&quot;", out);
+		else if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+			fputc('?', out);
+		else
+			fputc(c, out);
+	}
+}
+
 void
 json_string(FILE *out, const char *s)
 {

@@ -72,6 +72,7 @@ cli_set_error(struct fl_error *err, enum fl_error_source source,
 	      const char *fmt, ...);
 
 void json_string(FILE *out, const char *s);
+void cli_xml_text(FILE *out, const char *s);
 void rwbs(const struct fl_entry *e, char buf[8]);
 
 #endif /* FLUSHLOG_CLI_H */

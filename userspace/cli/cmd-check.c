@@ -280,6 +280,17 @@ set_env_u64(const char *name, uint64_t v)
 }
 
 /*
+ * Is this the state its point guarantees?  A reordered state can fold
+ * into a plain name (its extras right after the point) without being one.
+ */
+static bool
+is_prefix(const struct state_result *s)
+{
+	return !s->st.nr_extra && s->st.torn == FL_NO_ENTRY &&
+	       s->st.base == s->point->nr_applied;
+}
+
+/*
  * FLUSHLOG_LAST_MARK: the label of the last mark among the point's entries,
  * for a checker that knows what each mark promised (an fsync oracle).
  */
@@ -354,8 +365,7 @@ exec_checker(const struct check_run *run, const struct state_result *s)
 	else
 		unsetenv("FLUSHLOG_MARK");
 	last_mark(run->log, s->point->nr_applied);
-	after_mark(run->log, s->point->nr_applied,
-		   !s->st.nr_extra && s->st.torn == FL_NO_ENTRY);
+	after_mark(run->log, s->point->nr_applied, is_prefix(s));
 	execvp(argv[0], argv);
 	fprintf(stderr, "flushlog check: cannot run '%s': %s\n", argv[0],
 		strerror(errno));
@@ -615,12 +625,6 @@ shell_quote(FILE *out, const char *s)
 	fputc('\'', out);
 }
 
-static bool
-is_prefix(const struct fl_state *st)
-{
-	return !st->nr_extra && st->torn == FL_NO_ENTRY;
-}
-
 /* The last entry a state applies, whole or in part; -1 for none. */
 static int64_t
 last_entry(const struct fl_state *st)
@@ -662,7 +666,7 @@ save_failure(const struct check_run *run, const struct state_result *s,
 	char dir[4096], path[4200];
 	FILE *f;
 
-	if (is_prefix(&s->st))
+	if (is_prefix(s))
 		snprintf(dir, sizeof(dir), "%s/point-%" PRIu64, a->save_dir,
 			 s->point->number);
 	else
@@ -674,7 +678,7 @@ save_failure(const struct check_run *run, const struct state_result *s,
 	/* the last passing prefix state checked before this one */
 	for (const struct state_result *t = run->states; t < s; t++)
 		if (t->exit_code == 0 && t->st.base <= s->st.base &&
-		    is_prefix(&t->st))
+		    is_prefix(t))
 			good = t;
 	snprintf(path, sizeof(path), "%s/reproduce.sh", dir);
 	f = fopen(path, "w");
@@ -740,27 +744,6 @@ write_json(const struct check_run *run, FILE *out)
 	fprintf(out, "]}\n");
 }
 
-static void
-xml_text(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '<')
-			fputs("&lt;", out);
-		else if (c == '>')
-			fputs("&gt;", out);
-		else if (c == '&')
-			fputs("&amp;", out);
-		else if (c == '"')
-			fputs("&quot;", out);
-		else if (c < 0x20 && c != '\n' && c != '\t')
-			fputc('?', out);
-		else
-			fputc(c, out);
-	}
-}
-
 /* The start of a checker's output, for a report. */
 static void
 xml_file_head(FILE *out, const char *path)
@@ -774,7 +757,7 @@ xml_file_head(FILE *out, const char *path)
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = '\0';
 	fclose(f);
-	xml_text(out, buf);
+	cli_xml_text(out, buf);
 }
 
 static void
@@ -789,9 +772,9 @@ write_junit(const struct check_run *run, FILE *out)
 		if (s->exit_code < 0)
 			continue;
 		fprintf(out, "  <testcase classname=\"");
-		xml_text(out, run->args->log_path);
+		cli_xml_text(out, run->args->log_path);
 		fprintf(out, "\" name=\"point:%" PRIu64 " ", s->point->number);
-		xml_text(out, s->spec);
+		cli_xml_text(out, s->spec);
 		fprintf(out, " state:%s", s->name);
 		fprintf(out, "\" time=\"%.3f\"", s->seconds);
 		if (!s->exit_code) {

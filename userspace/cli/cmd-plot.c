@@ -83,27 +83,6 @@ y_of(const struct plot *p, uint64_t sector)
 }
 
 static void
-xml_escape(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '<')
-			fputs("&lt;", out);
-		else if (c == '>')
-			fputs("&gt;", out);
-		else if (c == '&')
-			fputs("&amp;", out);
-		else if (c == '"')
-			fputs("&quot;", out);
-		else if (c < 0x20 || c == 0x7f)
-			fputc('?', out);
-		else
-			fputc(c, out);
-	}
-}
-
-static void
 draw_writes(const struct plot *p)
 {
 	const struct fl_entry *e = fl_log_entries(p->log);
@@ -177,7 +156,7 @@ draw_points(const struct plot *p)
 		if (mark) {
 			fprintf(p->out, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\" transform=\"rotate(-45 %.1f %d)\" fill=\"#75507b\">",
 				x, MARGIN_T - 3, x, MARGIN_T - 3);
-			xml_escape(p->out, fl_log_label(p->log, i));
+			cli_xml_text(p->out, fl_log_label(p->log, i));
 			fprintf(p->out, "</text>\n");
 		}
 	}
@@ -201,7 +180,7 @@ draw_frame(const struct plot *p, const char *title)
 	fprintf(p->out, "<text x=\"14\" y=\"%d\" transform=\"rotate(-90 14 %d)\" text-anchor=\"middle\">sector</text>\n",
 		MARGIN_T + PLOT_H / 2, MARGIN_T + PLOT_H / 2);
 	fprintf(p->out, "<text x=\"%d\" y=\"16\" font-weight=\"bold\">", MARGIN_L);
-	xml_escape(p->out, title);
+	cli_xml_text(p->out, title);
 	fprintf(p->out, "</text>\n");
 	/* the legend, under the axis */
 	for (int k = 0; k < NR_KINDS; k++)
