@@ -14,6 +14,12 @@ fl_die() {
 	exit 1
 }
 
+# for a command line that makes no sense: exit 2, as usage errors do
+fl_bad_args() {
+	echo "${0##*/}: $*" >&2
+	exit 2
+}
+
 # The ABI version of Debian's current kernel, from the meta package
 # (linux-image-amd64 depends on linux-image-<version>); never hard-coded.
 fl_kernel_version() {
