@@ -20,6 +20,11 @@
 #   FS_FSCK       read-only checker, the device appended; empty when the
 #                 filesystem has none (the walk and the oracle must do)
 #   FS_CHECK      the check in words, for docs/matrix.md
+#   FS_NO_PROMISE why its fsck is owed nothing after a crash, or empty:
+#                 then only the mount, the walk and the oracle can find
+#                 a fault of its ordering
+#   FS_SERIAL     why two of its states cannot be mounted at once (every
+#                 state has the same uuid), or empty
 #
 # The mount options come from the 6.1 sources (fs/*/super.c): every one of
 # these filesystems was converted from barriers to PREFLUSH/FUA in 2010.
@@ -29,7 +34,7 @@ FL_FILESYSTEMS="ext4 ext3 xfs btrfs gfs2 reiserfs nilfs2 vfat ocfs2 f2fs"
 fl_fs() {
 	FS_TYPE=$1 FS_MKFS="mkfs.$1" FS_SIZE=128M FS_MODULES='' FS_PACKAGES=''
 	FS_MOUNT='' FS_ORDERED='' FS_UNORDERED='' FS_UNORDERED_WHY='' FS_FSCK=''
-	FS_CHECK=''
+	FS_CHECK='' FS_SERIAL='' FS_NO_PROMISE=''
 	case $1 in
 	ext4|ext3)
 		# ext3 is the ext3 on-disk format (no extents, 32-bit) mounted
@@ -52,6 +57,7 @@ fl_fs() {
 		FS_SIZE=256M
 		FS_PACKAGES=btrfs-progs
 		FS_UNORDERED=nobarrier
+		FS_SERIAL='btrfs mounts one device of an fsid at a time'
 		FS_FSCK='btrfs check --readonly'
 		FS_CHECK='mount (log tree replay), walk, `btrfs check --readonly`' ;;
 	gfs2)
@@ -86,7 +92,8 @@ fl_fs() {
 		FS_MOUNT=discard	# fat was in the 2010 series for its discards
 		FS_UNORDERED_WHY='fat has no barrier option: it never orders its writes'
 		FS_FSCK='fsck.vfat -n'
-		FS_CHECK='mount, walk, `fsck.vfat -n`; fat has no journal and promises nothing across a crash' ;;
+		FS_NO_PROMISE='fat has no journal: after a crash while mounted its dirty bit is set and fsck may find lost clusters'
+		FS_CHECK='mount, walk, `fsck.vfat -n`; its fsck failures are expected (no journal), the oracle and the mount are what count' ;;
 	ocfs2)
 		# local mode: no cluster stack, one node slot
 		FS_MKFS='mkfs.ocfs2 -q -M local -N 1 -J size=8M'
@@ -96,6 +103,7 @@ fl_fs() {
 		# jbd2 flushes only with barrier=1: ocfs2's default is off
 		FS_ORDERED=barrier=1
 		FS_UNORDERED=barrier=0
+		FS_SERIAL='ocfs2 names its debugfs folder by uuid'
 		FS_FSCK='fsck.ocfs2 -fn'
 		FS_CHECK='mount (journal replay), walk, `fsck.ocfs2 -fn`' ;;
 	f2fs)
