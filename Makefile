@@ -84,6 +84,11 @@ bench: all test-progs
 crashtest: all
 	$(Q)scripts/crashtest --fs $(or $(FS),ext4)
 
+# Every filesystem with its ordering on and off (scripts/matrix): the
+# table docs/matrix.md.  FS="gfs2 f2fs" for some of them.
+matrix: all
+	$(Q)scripts/matrix $(if $(FS),--fs "$(FS)")
+
 # The kernel patch series, regenerated from drivers/ (scripts/make-patches).
 patches:
 	$(Q)scripts/install-deps kernel
@@ -107,4 +112,4 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test test-progs bench crashtest patches debug-kernel install clean
+.PHONY: all test test-progs bench crashtest matrix patches debug-kernel install clean

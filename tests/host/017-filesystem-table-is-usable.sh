@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# qemu/filesystems.sh, the one table crashtest, the matrix and the guest
+# read, says things that hold without a kernel: each filesystem's mkfs
+# makes an image its own checker calls clean, its Debian modules exist in
+# Debian's kernel, and the ordering switches are the ones the 6.1 sources
+# take.  crashtest refuses what a filesystem cannot do with exit 3 and a
+# reason, and a bad command line with exit 2.
+. "$FLUSHLOG_TOP/tests/common.sh"
+. "$FLUSHLOG_TOP/qemu/filesystems.sh"
+. "$FLUSHLOG_TOP/scripts/lib.sh"
+# asan: no
+
+# shellcheck disable=SC2086 # the list is words
+"$FLUSHLOG_TOP/scripts/install-deps" fs $FL_FILESYSTEMS ||
+	_skip "the filesystems' tools cannot be installed here"
+kroot=$("$FLUSHLOG_TOP/qemu/fetch-kernel" 2>/dev/null) || _skip "no Debian kernel to look into"
+kver=$(fl_kernel_version)
+
+for fs in $FL_FILESYSTEMS; do
+	fl_fs "$fs" || _fail "fl_fs $fs failed"
+	truncate -s "$FS_SIZE" "$TEST_TMP/$fs.img"
+	# shellcheck disable=SC2086 # commands are words
+	$FS_MKFS "$TEST_TMP/$fs.img" >"$TEST_TMP/$fs.mkfs" 2>&1 ||
+		_fail "$fs: '$FS_MKFS' failed: $(tail -n 2 "$TEST_TMP/$fs.mkfs")"
+	if [ -n "$FS_FSCK" ]; then
+		# shellcheck disable=SC2086
+		$FS_FSCK "$TEST_TMP/$fs.img" </dev/null >"$TEST_TMP/$fs.fsck" 2>&1 ||
+			_fail "$fs: '$FS_FSCK' calls a fresh image unclean: $(tail -n 3 "$TEST_TMP/$fs.fsck")"
+	fi
+	for m in $FS_MODULES; do
+		modprobe -d "$kroot" -S "$kver" --show-depends "$m" >/dev/null 2>&1 ||
+			_fail "$fs: Debian's kernel $kver has no module $m"
+	done
+	echo "$fs: $FS_MKFS, $FS_SIZE; on: '$(fl_fs_options on)', off: '$(fl_fs_options off || echo "none: $FS_UNORDERED_WHY")'"
+	rm -f "$TEST_TMP/$fs.img"
+done
+
+# the switches, as fs/*/super.c spell them
+expect_options() {	# FS ORDERING EXPECTED
+	local got
+	fl_fs "$1"
+	got=$(fl_fs_options "$2") || got='(none)'
+	[ "$got" = "$3" ] || _fail "$1 ordering $2: options '$got', expected '$3'"
+}
+expect_options ext4 off barrier=0
+expect_options ext3 on ''
+expect_options xfs off '(none)'
+expect_options xfs default nouuid
+expect_options btrfs off nobarrier
+expect_options gfs2 off nobarrier
+expect_options reiserfs off barrier=none
+expect_options nilfs2 off nogc,nobarrier
+expect_options vfat off '(none)'
+expect_options vfat on discard
+expect_options ocfs2 default ''
+expect_options ocfs2 on barrier=1
+expect_options ocfs2 off barrier=0
+expect_options f2fs off nobarrier
+
+rc=0
+"$FLUSHLOG_TOP/scripts/crashtest" --fs xfs --ordering off --out "$TEST_TMP/xfs-off" \
+	>"$TEST_TMP/out" 2>&1 || rc=$?
+((rc == 3)) || _fail "crashtest --fs xfs --ordering off exited $rc, expected 3: $(cat "$TEST_TMP/out")"
+grep -q '^not run: xfs cannot switch its ordering off: .*nobarrier' "$TEST_TMP/xfs-off/not-run.txt" ||
+	_fail "no reason in not-run.txt: $(cat "$TEST_TMP/xfs-off/not-run.txt")"
+cat "$TEST_TMP/xfs-off/not-run.txt"
+_expect_exit 2 "$FLUSHLOG_TOP/scripts/crashtest" --fs zfs
+_expect_exit 2 "$FLUSHLOG_TOP/scripts/crashtest" --ordering sideways
+_expect_exit 2 "$FLUSHLOG_TOP/scripts/crashtest" --recheck "$TEST_TMP"
+_expect_exit 2 "$FLUSHLOG_TOP/scripts/matrix" --fs "ext4 zfs"
