@@ -132,3 +132,17 @@ fl_fs_options() {
 	opts=${opts#,}
 	echo "${opts%,}"
 }
+
+# fl_fs_missing_module KROOT KVER: the first of the fl_fs'd filesystem's
+# modules that Debian's kernel unpacked at KROOT lacks; fails when none is
+# missing.  It reads modules.dep there: nothing is loaded.
+fl_fs_missing_module() {
+	local m
+	for m in $FS_MODULES; do
+		if ! modprobe -d "$1" -S "$2" --show-depends "$m" >/dev/null 2>&1; then
+			echo "$m"
+			return 0
+		fi
+	done
+	return 1
+}

@@ -28,10 +28,9 @@ for fs in $FL_FILESYSTEMS; do
 		$FS_FSCK "$TEST_TMP/$fs.img" </dev/null >"$TEST_TMP/$fs.fsck" 2>&1 ||
 			_fail "$fs: '$FS_FSCK' calls a fresh image unclean: $(tail -n 3 "$TEST_TMP/$fs.fsck")"
 	fi
-	for m in $FS_MODULES; do
-		modprobe -d "$kroot" -S "$kver" --show-depends "$m" >/dev/null 2>&1 ||
-			_fail "$fs: Debian's kernel $kver has no module $m"
-	done
+	if m=$(fl_fs_missing_module "$kroot" "$kver"); then
+		_fail "$fs: Debian's kernel $kver has no module $m"
+	fi
 	echo "$fs: $FS_MKFS, $FS_SIZE; on: '$(fl_fs_options on)', off: '$(fl_fs_options off || echo "none: $FS_UNORDERED_WHY")'"
 	rm -f "$TEST_TMP/$fs.img"
 done
