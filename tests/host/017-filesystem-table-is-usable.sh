@@ -67,4 +67,7 @@ cat "$TEST_TMP/xfs-off/not-run.txt"
 _expect_exit 2 "$FLUSHLOG_TOP/scripts/crashtest" --fs zfs
 _expect_exit 2 "$FLUSHLOG_TOP/scripts/crashtest" --ordering sideways
 _expect_exit 2 "$FLUSHLOG_TOP/scripts/crashtest" --recheck "$TEST_TMP"
+mkdir -p "$TEST_TMP/run" && touch "$TEST_TMP/run/run.env" "$TEST_TMP/run/log.img"
+_expect_exit 2 "$FLUSHLOG_TOP/scripts/crashtest" --recheck "$TEST_TMP/run" --out "$TEST_TMP/run"
+[ -f "$TEST_TMP/run/log.img" ] || _fail "--recheck into its own folder removed the log it checks"
 _expect_exit 2 "$FLUSHLOG_TOP/scripts/matrix" --fs "ext4 zfs"
