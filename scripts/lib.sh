@@ -14,6 +14,13 @@ fl_die() {
 	exit 1
 }
 
+# --help: the script's comment block at the top (from its line 4 on,
+# whatever its length), then exit 2
+fl_usage() {
+	awk 'NR >= 4 && !/^#/ { exit } NR >= 4 { sub(/^# ?/, ""); print }' "$0" >&2
+	exit 2
+}
+
 # for a command line that makes no sense: exit 2, as usage errors do
 fl_bad_args() {
 	echo "${0##*/}: $*" >&2
