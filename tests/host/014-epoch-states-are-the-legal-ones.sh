@@ -59,16 +59,21 @@ check_states() {
 	echo "check ${args[*]}: $(head -n 1 "$TEST_TMP/out")"
 }
 
+# the start (point 0, the base) is a crash point like the others
 check_states -- \
+	"0 A0 B0 C0 D0 E0 F0 " \
 	"3 A8 B8 C0 D0 E0 F0 " "4 A8 B8 C0 D8 E0 F0 " "8 A8 B8 C8 D8 E8 F8 " "8 A8 B8 C8 D8 E8 F8 "
-# at point 1, D, C and E were in flight or done (F not yet submitted); at
-# point 2, C, E and F; "3+3" is state 4 and "4+4" is state 5
+# at the start, A and B may be on the media (the first flush completed at
+# tick 6, before C and D were submitted): "0+0" is state 1; at point 1,
+# D, C and E were in flight or done (F not yet submitted); at point 2, C,
+# E and F; "3+3" is state 4 and "4+4" is state 5
 check_states --states epoch -- \
+	"0 A0 B0 C0 D0 E0 F0 " "1 A8 B0 C0 D0 E0 F0 " "0+1 A0 B8 C0 D0 E0 F0 " \
 	"3 A8 B8 C0 D0 E0 F0 " "4 A8 B8 C0 D8 E0 F0 " "8 A8 B8 C8 D8 E8 F8 " "8 A8 B8 C8 D8 E8 F8 " \
 	"3+4 A8 B8 C8 D0 E0 F0 " "3+5 A8 B8 C0 D0 E8 F0 " \
 	"5 A8 B8 C8 D8 E0 F0 " "4+5 A8 B8 C0 D8 E8 F0 " "4+6 A8 B8 C0 D8 E0 F8 "
-grep -q '^9 states at 4 crash points (10 candidates)' "$TEST_TMP/out" ||
-	_fail "expected the count line '9 states at 4 crash points (10 candidates)': $(head -n 1 "$TEST_TMP/out")"
+grep -q '^12 states at 5 crash points (13 candidates)' "$TEST_TMP/out" ||
+	_fail "expected the count line '12 states at 5 crash points (13 candidates)': $(head -n 1 "$TEST_TMP/out")"
 # torn, two cuts a write (after its first and its seventh sector)
 mapfile -t torn < <(for e in 3 4 5; do
 	w=$(echo "D C E" | cut -d' ' -f$((e - 2)))
@@ -78,8 +83,8 @@ mapfile -t torn < <(for e in 3 4 5; do
 	done
 done)
 "$FLUSHLOG" check -q -w "$TEST_TMP" --states torn --max-torn 2 "$dir/log" -- true >"$TEST_TMP/out"
-grep -q '^28 states at 4 crash points (28 candidates)' "$TEST_TMP/out" ||
-	_fail "torn: expected 4 prefix and 24 torn states: $(head -n 1 "$TEST_TMP/out")"
+grep -q '^37 states at 5 crash points (37 candidates)' "$TEST_TMP/out" ||
+	_fail "torn: expected 5 prefix and 32 torn states: $(head -n 1 "$TEST_TMP/out")"
 for t in "${torn[@]}"; do
 	name=${t%% *}
 	"$FLUSHLOG" replay -q -o "$TEST_TMP/t.img" --state "$name" "$dir/log"
@@ -93,7 +98,7 @@ echo "torn states hold the part of the write their name says"
 
 # K=2 counts every pair too; a sample is deterministic and as large as asked
 "$FLUSHLOG" check -q -w "$TEST_TMP" --states epoch -K 2 "$dir/log" -- true >"$TEST_TMP/out"
-grep -q ' (16 candidates)' "$TEST_TMP/out" || _fail "K=2: $(head -n 1 "$TEST_TMP/out")"
+grep -q ' (20 candidates)' "$TEST_TMP/out" || _fail "K=2: $(head -n 1 "$TEST_TMP/out")"
 for i in 1 2; do
 	"$FLUSHLOG" check -q -w "$TEST_TMP" --states epoch,torn --max-states 7 \
 		--json "$TEST_TMP/s$i.json" "$dir/log" -- true >/dev/null

@@ -19,11 +19,12 @@
  *   discard|zeroes|erase SECTOR NR [ticks S C]
  *   flush [ticks S C]
  *   mark LABEL
+ *   empty                      no operation: a log of no entries
  *   raw op=N flags=N sector=N nr=N datalen=N label=S lwflags=N
  *                              (a crafted entry; lwflags: dm-log-writes')
  *
- * EXPECT_DIR gets point-K.img for each crash point K (1-based, the end
- * last) and points.txt, one "K kind applied" line each.  -l prints each
+ * EXPECT_DIR gets point-K.img for each crash point K (0 the start, the
+ * end last) and points.txt, one "K kind applied" line each.  -l prints each
  * entry's offset and size: "entry SEQ OFFSET BYTES".
  */
 #include <errno.h>
@@ -91,13 +92,15 @@ fill(unsigned char *buf, uint64_t sector, uint32_t nr, uint64_t seed)
 	}
 }
 
+/* The expected image of the next point; the start is point 0. */
 static void
 save_point(const char *kind)
 {
 	char path[4096];
 	FILE *f;
 
-	nr_points++;
+	if (strcmp(kind, "start"))
+		nr_points++;
 	if (!expect_dir)
 		return;
 	fprintf(points_txt, "%" PRIu64 " %s %" PRIu64 "\n", nr_points, kind,
@@ -416,7 +419,10 @@ run_script(FILE *in)
 			if (!disk)
 				die("out of memory");
 			log_off = format == FMT_LOG_WRITES ? dev_block : log_block;
+			save_point("start");
 		}
+		if (!strcmp(tok[0], "empty") && n == 1)
+			continue;	/* a log of no entries */
 		if (!strcmp(tok[0], "write") && n >= 3) {
 			o.op = FLUSHLOG_OP_WRITE;
 		} else if (!strcmp(tok[0], "discard") && n >= 3) {

@@ -19,15 +19,31 @@
  *   no-flush      journal writes, wait, commit with FUA but no flush
  *   same-epoch    journal writes, wait, commit without FUA, one flush
  *                 after: wrong, but every flush boundary looks right
+ *   first-epoch   correct, but for transaction 0: its journal writes and
+ *                 commit with no flush or FUA at all, the first flush
+ *                 only after them: the one defect lies in the first epoch,
+ *                 before any crash point but the start
+ *   trust-discard correct transactions, then the journal emptied with a
+ *                 discard (and a flush) and transaction 0 written again,
+ *                 in generation 1: it trusts the discard to zero the old
+ *                 records, which a device need not do
+ *
+ * Commit blocks carry a generation (0, or 1 after trust-discard emptied
+ * the journal): recovery reads transactions from 0 up to the first slot
+ * without a commit, and one of an older generation than transaction 0's
+ * is a stale record it would replay.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
 
 #include "flushlog.h"
 
@@ -40,11 +56,12 @@ struct commit_block {
 	uint64_t magic;
 	uint64_t txid;
 	uint32_t crc;
+	uint32_t gen;		/* the journal's generation */
 };
 
 struct journal_write {
 	int fd;
-	unsigned int tx, block;
+	unsigned int tx, block, gen;
 	pthread_mutex_t *hold;	/* no-wait: released after the commit */
 };
 
@@ -59,10 +76,11 @@ block_buf(void)
 }
 
 static void
-journal_content(unsigned int tx, unsigned int b, unsigned char *buf)
+journal_content(unsigned int tx, unsigned int b, unsigned int gen,
+		unsigned char *buf)
 {
 	for (unsigned int i = 0; i < BLOCK; i++)
-		buf[i] = (unsigned char)(tx * 31 + b * 7 + i * 13 + 1);
+		buf[i] = (unsigned char)(tx * 31 + b * 7 + i * 13 + 1 + gen * 101);
 }
 
 static off_t
@@ -90,20 +108,20 @@ write_journal_block(void *arg)
 		pthread_mutex_lock(jw->hold);
 		pthread_mutex_unlock(jw->hold);
 	}
-	journal_content(jw->tx, jw->block, buf);
+	journal_content(jw->tx, jw->block, jw->gen, buf);
 	must_pwrite(jw->fd, buf, block_offset(jw->tx, jw->block));
 	free(buf);
 	return NULL;
 }
 
 static uint32_t
-journal_crc(unsigned int tx)
+journal_crc(unsigned int tx, unsigned int gen)
 {
 	unsigned char *buf = block_buf();
 	uint32_t crc = ~0U;
 
 	for (unsigned int b = 0; b < JOURNAL_BLOCKS; b++) {
-		journal_content(tx, b, buf);
+		journal_content(tx, b, gen, buf);
 		crc = fl_crc32c_update(crc, buf, BLOCK);
 	}
 	free(buf);
@@ -111,11 +129,12 @@ journal_crc(unsigned int tx)
 }
 
 static void
-write_commit(int fd, int fua_fd, unsigned int tx)
+write_commit(int fd, int fua_fd, unsigned int tx, unsigned int gen)
 {
 	unsigned char *buf = block_buf();
 	struct commit_block c = {
-		.magic = COMMIT_MAGIC, .txid = tx, .crc = journal_crc(tx),
+		.magic = COMMIT_MAGIC, .txid = tx, .crc = journal_crc(tx, gen),
+		.gen = gen,
 	};
 
 	memset(buf, 0, BLOCK);
@@ -136,11 +155,11 @@ flush(int fd)
 
 /* The journal writes of one transaction, in threads; joined unless held. */
 static void
-journal_writes(int fd, unsigned int tx, pthread_mutex_t *hold,
+journal_writes(int fd, unsigned int tx, unsigned int gen, pthread_mutex_t *hold,
 	       pthread_t *threads, struct journal_write *jw)
 {
 	for (unsigned int b = 0; b < JOURNAL_BLOCKS; b++) {
-		jw[b] = (struct journal_write) { fd, tx, b, hold };
+		jw[b] = (struct journal_write) { fd, tx, b, gen, hold };
 		if (pthread_create(&threads[b], NULL, write_journal_block, &jw[b]))
 			exit(3);
 	}
@@ -148,6 +167,27 @@ journal_writes(int fd, unsigned int tx, pthread_mutex_t *hold,
 		return;
 	for (unsigned int b = 0; b < JOURNAL_BLOCKS; b++)
 		pthread_join(threads[b], NULL);
+}
+
+/*
+ * Empty the journal with a discard, trusting it to leave zeroes, and
+ * start generation 1 with transaction 0: recovery stops at the first slot
+ * without a commit, which only a zeroing device guarantees is slot 1.
+ */
+static void
+empty_by_discard(int fd, int fua_fd, unsigned int nr_tx, pthread_t *threads,
+		 struct journal_write *jw)
+{
+	uint64_t range[2] = { BLOCK, (uint64_t)nr_tx * TX_BLOCKS * BLOCK };
+
+	if (ioctl(fd, BLKDISCARD, range)) {
+		perror("fl-toyjournal: BLKDISCARD");
+		exit(3);
+	}
+	flush(fd);
+	journal_writes(fd, 0, 1, NULL, threads, jw);
+	flush(fd);
+	write_commit(fd, fua_fd, 0, 1);
 }
 
 static int
@@ -165,35 +205,45 @@ do_write(const char *dev, const char *mode, unsigned int nr_tx)
 		return 3;
 	}
 	for (unsigned int tx = 0; tx < nr_tx; tx++) {
-		if (!strcmp(mode, "correct")) {
-			journal_writes(fd, tx, NULL, threads, jw);
+		if (!strcmp(mode, "correct") || !strcmp(mode, "trust-discard")) {
+			journal_writes(fd, tx, 0, NULL, threads, jw);
 			flush(fd);
-			write_commit(fd, fua_fd, tx);
+			write_commit(fd, fua_fd, tx, 0);
 		} else if (!strcmp(mode, "commit-first")) {
-			write_commit(fd, fua_fd, tx);
-			journal_writes(fd, tx, NULL, threads, jw);
+			write_commit(fd, fua_fd, tx, 0);
+			journal_writes(fd, tx, 0, NULL, threads, jw);
 			flush(fd);
 		} else if (!strcmp(mode, "no-wait")) {
 			pthread_mutex_lock(&hold);
-			journal_writes(fd, tx, &hold, threads, jw);
+			journal_writes(fd, tx, 0, &hold, threads, jw);
 			flush(fd);
-			write_commit(fd, fua_fd, tx);
+			write_commit(fd, fua_fd, tx, 0);
 			pthread_mutex_unlock(&hold);
 			for (unsigned int b = 0; b < JOURNAL_BLOCKS; b++)
 				pthread_join(threads[b], NULL);
 			flush(fd);
 		} else if (!strcmp(mode, "no-flush")) {
-			journal_writes(fd, tx, NULL, threads, jw);
-			write_commit(fd, fua_fd, tx);
+			journal_writes(fd, tx, 0, NULL, threads, jw);
+			write_commit(fd, fua_fd, tx, 0);
+		} else if (!strcmp(mode, "first-epoch") && tx == 0) {
+			journal_writes(fd, tx, 0, NULL, threads, jw);
+			write_commit(fd, -1, tx, 0);
+			flush(fd);
+		} else if (!strcmp(mode, "first-epoch")) {
+			journal_writes(fd, tx, 0, NULL, threads, jw);
+			flush(fd);
+			write_commit(fd, fua_fd, tx, 0);
 		} else if (!strcmp(mode, "same-epoch")) {
-			journal_writes(fd, tx, NULL, threads, jw);
-			write_commit(fd, -1, tx);
+			journal_writes(fd, tx, 0, NULL, threads, jw);
+			write_commit(fd, -1, tx, 0);
 			flush(fd);
 		} else {
 			fprintf(stderr, "fl-toyjournal: unknown mode '%s'\n", mode);
 			return 2;
 		}
 	}
+	if (!strcmp(mode, "trust-discard"))
+		empty_by_discard(fd, fua_fd, nr_tx, threads, jw);
 	flush(fd);
 	close(fd);
 	close(fua_fd);
@@ -205,6 +255,8 @@ do_check(const char *path)
 {
 	unsigned char *buf = block_buf();
 	int fd = open(path, O_RDONLY), bad = 0;
+	bool in_run = true;	/* every slot so far had a commit */
+	uint32_t gen0 = 0;
 	struct commit_block c;
 
 	if (fd < 0) {
@@ -218,8 +270,17 @@ do_check(const char *path)
 		if (pread(fd, buf, BLOCK, block_offset(tx, JOURNAL_BLOCKS)) != BLOCK)
 			break;
 		memcpy(&c, buf, sizeof(c));
-		if (c.magic != COMMIT_MAGIC)
+		if (c.magic != COMMIT_MAGIC) {
+			in_run = false;
 			continue;
+		}
+		if (!tx)
+			gen0 = c.gen;
+		if (in_run && c.gen < gen0) {
+			printf("transaction %u: a stale record of generation %u after generation %u's transaction 0: recovery would replay it\n",
+			       tx, c.gen, gen0);
+			bad = 1;
+		}
 		for (unsigned int b = 0; b < JOURNAL_BLOCKS; b++) {
 			if (pread(fd, buf, BLOCK, block_offset(tx, b)) != BLOCK)
 				return 3;

@@ -115,7 +115,10 @@ const char *fl_op_name(unsigned int op);
 
 /*
  * Crash points.  A point is where a crash may stop the log; its state is
- * the replay of the first nr_applied entries (0 = the base image).
+ * the replay of the first nr_applied entries (0 = the base image).  The
+ * start, before any entry, is point 0: a crash before the first flush
+ * leaves the base and whatever of the first epoch reached the media.
+ * Points 1, 2, ... end at entries, the end point last.
  */
 enum fl_point_kind {
 	FL_POINT_START,		/* before any entry */
@@ -126,19 +129,19 @@ enum fl_point_kind {
 };
 
 struct fl_point {
-	uint64_t number;	/* 1, 2, ...: "point:N" */
+	uint64_t number;	/* 0 (the start), 1, 2, ...: "point:N" */
 	enum fl_point_kind kind;
 	uint64_t nr_applied;	/* entries replayed to reach this state */
 	uint64_t flush_number;	/* "flush:K" for FLUSH and FUA points, else 0 */
 };
 
 const char *fl_point_kind_name(enum fl_point_kind kind);
-/* All crash points in log order, the end point last.  Caller frees. */
+/* All crash points in log order: the start first, the end last.  Caller frees. */
 int fl_log_points(const struct fl_log *log, struct fl_point **points,
 		  size_t *nr_points, struct fl_error *err);
 /*
- * Resolve "start", "end", "entry:N", "flush:K", "point:K" or "mark:LABEL"
- * to a number of entries to apply.
+ * Resolve "start", "end", "entry:N", "flush:K", "point:K" (point:0 is the
+ * start) or "mark:LABEL" to a number of entries to apply.
  */
 int fl_log_resolve_point(const struct fl_log *log, const char *spec,
 			 uint64_t *nr_applied, struct fl_error *err);
@@ -168,15 +171,28 @@ void fl_replay_close(struct fl_replay *r);
  * but submitted before the point's epoch ended may be on the media too:
  * the epoch model adds every subset of at most max_reorder of them, the
  * torn model one of them in part (a head or a tail, cut at data block
- * boundaries, at most max_torn cuts a write).  The prefix state of every
- * point is always included.  A state is named "N[+E,...][~T:A+L]": the
- * first N entries, entries E..., and sectors A..A+L-1 of entry T.
+ * boundaries, at most max_torn cuts a write).  The discard model adds the
+ * state in which every discard so far kept its old data (a device need not
+ * zero what it is told to discard), where that differs from the prefix
+ * state.  Write-zeroes and secure erases are guarantees: they always leave
+ * zeroes.  The prefix state of every point is always included.
+ *
+ * A state is named "N[+E,...][~T:A+L][%]": the first N entries, entries
+ * E..., sectors A..A+L-1 of entry T, and with "%" every discard among them
+ * ignored, its sectors holding what they held before it.  Names use only
+ * digits and "+,~:%": safe unquoted in a shell and as a folder name.
  */
 #define FL_STATES_PREFIX	(1U << 0)
 #define FL_STATES_EPOCH		(1U << 1)
 #define FL_STATES_TORN		(1U << 2)
+#define FL_STATES_DISCARD	(1U << 3)
 #define FL_STATE_MAX_REORDER	8
 #define FL_STATE_NAME_MAX	256
+/*
+ * At most this many candidate states are listed: more must be sampled
+ * (max_states), so that listing never takes more than about 200 MB.
+ */
+#define FL_STATES_LIMIT		1000000
 
 struct fl_state_opts {
 	unsigned int models;		/* FL_STATES_* */
@@ -192,12 +208,16 @@ struct fl_state {
 	unsigned int nr_extra;
 	uint64_t torn;		/* an entry applied in part, or FL_NO_ENTRY */
 	uint32_t torn_first, torn_count;	/* its sectors, from its start */
+	bool keep_discards;	/* "%": discards applied left the old data */
 };
 
 /*
  * The distinct states of the given points (from fl_log_points), sorted by
  * base; *candidates is how many there were before duplicates were dropped
- * and before sampling.  Caller frees *states.
+ * and before sampling.  Counting comes first and costs O(N log N) for N
+ * entries; more than FL_STATES_LIMIT candidates without a sample (or a
+ * larger sample) is refused with -E2BIG, more than 2^64 with -EOVERFLOW,
+ * *candidates set.  Caller frees *states.
  */
 int fl_log_states(const struct fl_log *log, const struct fl_point *points,
 		  size_t nr_points, const struct fl_state_opts *opts,
@@ -208,10 +228,15 @@ int fl_state_parse(const struct fl_log *log, const char *name,
 		   struct fl_state *s, struct fl_error *err);
 /*
  * Apply a state's extra and torn entries, in log order, to an image that
- * holds the state's first s->base entries.
+ * holds the state's first s->base entries.  A state that keeps discards
+ * also gets its discarded sectors back as they were before the discards:
+ * from the log, or where no entry wrote them, from base_fd, the image the
+ * log began from (-1: it began as zeroes).
  */
 int fl_state_apply(struct fl_log *log, int image_fd, const struct fl_state *s,
 		   struct fl_error *err);
+int fl_state_apply_base(struct fl_log *log, int image_fd, int base_fd,
+			const struct fl_state *s, struct fl_error *err);
 
 /* Fill the image with zeroes over [offset, offset + len). */
 int fl_zero_range(int fd, uint64_t offset, uint64_t len, bool is_blockdev);

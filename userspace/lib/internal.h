@@ -37,6 +37,24 @@ int fl_log_check_order(const struct fl_log *log, struct fl_error *err);
 int fl_log_reserve(struct fl_log *log, uint64_t nr_entries);
 void fl_log_release(struct fl_log *log, uint64_t *released, uint64_t offset);
 
+/* Sorted, disjoint sector ranges [start, end) (states.c). */
+struct fl_range {
+	uint64_t start, end;
+};
+
+struct fl_ranges {
+	struct fl_range *v;
+	size_t n, cap;
+};
+
+int fl_ranges_add(struct fl_ranges *s, uint64_t start, uint64_t end);
+int fl_ranges_remove(struct fl_ranges *s, uint64_t start, uint64_t end);
+/* Discards add their sectors, other data entries take theirs away. */
+int fl_ranges_update(struct fl_ranges *s, const struct fl_entry *e);
+void fl_ranges_free(struct fl_ranges *s);
+/* The first range ending after sector at (touching: or at it). */
+size_t fl_ranges_find(const struct fl_ranges *s, uint64_t at, bool touching);
+
 static inline uint64_t
 fl_round_up(uint64_t x, uint64_t align)
 {

@@ -42,26 +42,28 @@ int
 fl_log_points(const struct fl_log *log, struct fl_point **points,
 	      size_t *nr_points, struct fl_error *err)
 {
-	uint64_t n = log->info.counts.crash_points + 1, k = 0, flushes = 0;
+	uint64_t n = log->info.counts.crash_points + 2, k = 1, flushes = 0;
 	struct fl_point *p = calloc(n, sizeof(*p));
 
 	if (!p)
 		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "out of memory listing %" PRIu64 " points",
 				    n), -ENOMEM;
+	/* the start: a crash before the first flush completed */
+	p[0] = (struct fl_point) { .number = 0, .kind = FL_POINT_START };
 	for (uint64_t i = 0; i < log->info.nr_entries; i++) {
 		const struct fl_entry *e = &log->entries[i];
 
 		if (!(e->flags & FL_ENTRY_CRASH_POINT))
 			continue;
-		p[k].number = k + 1;
+		p[k].number = k;
 		p[k].kind = entry_point_kind(e);
 		p[k].nr_applied = i + 1;
 		if (p[k].kind != FL_POINT_MARK)
 			p[k].flush_number = ++flushes;
 		k++;
 	}
-	p[k].number = k + 1;
+	p[k].number = k;
 	p[k].kind = FL_POINT_END;
 	p[k].nr_applied = log->info.nr_entries;
 	*points = p;
@@ -150,9 +152,10 @@ fl_log_resolve_point(const struct fl_log *log, const char *spec,
 	free(points);
 	if (ret)
 		fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
-			     "'%s': the log has %s 1 to %" PRIu64 " only",
+			     "'%s': the log has %s %d to %" PRIu64 " only",
 			     spec, spec[0] == 'p' ? "points" : "flush points",
-			     spec[0] == 'p' ? (uint64_t)nr_points :
+			     spec[0] == 'p' ? 0 : 1,
+			     spec[0] == 'p' ? (uint64_t)nr_points - 1 :
 			     log->info.counts.crash_points -
 			     log->info.counts.marks);
 	return ret;

@@ -70,6 +70,9 @@ struct fl_replay {
 	struct iovec iov[RUN_MAX_IOV];
 	int nr_iov;
 	uint64_t run_start, run_len;
+	/* fl_state_apply: its error, and what the discards left */
+	struct fl_error *err;
+	struct fl_ranges *kept;
 };
 
 static int
@@ -524,50 +527,201 @@ fl_replay_close(struct fl_replay *r)
 
 /* Entry seq's sectors [first, first + count) only: a torn write. */
 static int
-apply_part(struct fl_replay *r, uint64_t seq, uint32_t first, uint32_t count,
+apply_part(struct fl_replay *r, uint64_t seq, uint64_t first, uint64_t count,
 	   struct fl_error *err)
 {
 	const struct fl_log *log = r->log;
 	const struct fl_entry *e = &log->entries[seq];
-	uint64_t off = (e->sector + first) << FLUSHLOG_SECTOR_SHIFT;
-	uint32_t len = count << FLUSHLOG_SECTOR_SHIFT;
-	uint32_t skip = first << FLUSHLOG_SECTOR_SHIFT;
+	uint64_t off, len = count << FLUSHLOG_SECTOR_SHIFT;
+	uint64_t skip = first << FLUSHLOG_SECTOR_SHIFT;
 
+	/* 64-bit sums of 32-bit parts: none of these can wrap */
 	if (e->op != FLUSHLOG_OP_WRITE || (e->flags & FLUSHLOG_F_NO_DATA) ||
-	    skip + len > e->data_len)
+	    first + count > e->nr_sectors || skip + len > e->data_len)
 		return entry_error(err, FL_ERR_ARG, seq, e->offset,
 				   "only a write with its data can be torn", -EINVAL);
-	if (off + len > r->image_bytes)
+	if (e->sector > (r->image_bytes >> FLUSHLOG_SECTOR_SHIFT) ||
+	    (e->sector << FLUSHLOG_SECTOR_SHIFT) + skip + len > r->image_bytes)
 		return entry_error(err, FL_ERR_OUTPUT, seq, e->offset,
 				   "range ends beyond the end of the image", -ENOSPC);
+	off = (e->sector << FLUSHLOG_SECTOR_SHIFT) + skip;
 	if (needs_crc(log, e) && entry_crc(log, e) != e->data_crc)
 		return entry_error(err, FL_ERR_LOG, seq, e->offset,
 				   "data checksum mismatch", -EBADMSG);
 	return queue_write(r, log->map + e->offset + log->info.log_block_size + skip,
-			   off, len, err);
+			   off, (uint32_t)len, err);
+}
+
+/*
+ * The entries a state applies, in log order, as (entry, first sector,
+ * sector count): the first s->base whole, the extras whole, the torn one
+ * in part.  from: skip the first entries.
+ */
+static int
+for_each_applied(const struct fl_log *log, const struct fl_state *s,
+		 uint64_t from,
+		 int (*fn)(void *arg, uint64_t seq, uint64_t first, uint64_t count),
+		 void *arg)
+{
+	bool torn_done = s->torn == FL_NO_ENTRY;
+	unsigned int i = 0;
+	int ret = 0;
+
+	for (uint64_t j = from; j < s->base && !ret; j++)
+		ret = fn(arg, j, 0, log->entries[j].nr_sectors);
+	while (!ret && (i < s->nr_extra || !torn_done)) {
+		if (!torn_done && (i == s->nr_extra || s->torn < s->extra[i])) {
+			ret = fn(arg, s->torn, s->torn_first, s->torn_count);
+			torn_done = true;
+		} else {
+			ret = fn(arg, s->extra[i], 0,
+				 log->entries[s->extra[i]].nr_sectors);
+			i++;
+		}
+	}
+	return ret;
+}
+
+/* What the discards of a state left: sectors last changed by a discard. */
+static int
+note_discard(void *arg, uint64_t seq, uint64_t first, uint64_t count)
+{
+	struct fl_replay *r = arg;
+	const struct fl_entry *e = &r->log->entries[seq];
+	struct fl_entry part = *e;
+
+	part.sector += first;
+	part.nr_sectors = (uint32_t)count;
+	return fl_ranges_update(r->kept, &part);
+}
+
+static int
+copy_from_base(struct fl_replay *r, int base_fd, uint64_t off, uint64_t len,
+	       struct fl_error *err)
+{
+	static char buf[1 << 16];
+
+	while (len) {
+		size_t n = len < sizeof(buf) ? len : sizeof(buf);
+		ssize_t got = pread(base_fd, buf, n, (off_t)off);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0 || pwrite(r->fd, buf, got, (off_t)off) != got)
+			return fl_set_error(err, FL_ERR_OUTPUT, FL_NO_ENTRY,
+					    FL_NO_ENTRY,
+					    "cannot copy the base's bytes at %" PRIu64 " back: %s",
+					    off, got < 0 ? strerror(errno) :
+					    "short read or write"), -EIO;
+		off += got;
+		len -= got;
+	}
+	return 0;
+}
+
+/* Write entry seq's part over the kept sectors it covers. */
+static int
+restore_entry(void *arg, uint64_t seq, uint64_t first, uint64_t count)
+{
+	struct fl_replay *r = arg;
+	const struct fl_entry *e = &r->log->entries[seq];
+	uint64_t start = e->sector + first, end = start + count;
+	const struct fl_ranges *kept = r->kept;
+	int ret = 0;
+
+	if (e->op == FLUSHLOG_OP_DISCARD || e->op == FLUSHLOG_OP_FLUSH ||
+	    e->op == FLUSHLOG_OP_MARK)
+		return 0;
+	for (size_t i = fl_ranges_find(kept, start, false);
+	     i < kept->n && kept->v[i].start < end && !ret; i++) {
+		uint64_t a = kept->v[i].start > start ? kept->v[i].start : start;
+		uint64_t b = kept->v[i].end < end ? kept->v[i].end : end;
+
+		if (e->op == FLUSHLOG_OP_WRITE) {
+			ret = apply_part(r, seq, a - e->sector, b - a, r->err);
+		} else {
+			ret = r->nr_iov ? write_run(r, r->err) : 0;
+			if (!ret)
+				ret = fl_zero_range(r->fd, a << FLUSHLOG_SECTOR_SHIFT,
+						    (b - a) << FLUSHLOG_SECTOR_SHIFT,
+						    r->is_blockdev);
+		}
+	}
+	return ret;
+}
+
+/*
+ * Give the sectors the state's discards left (not written since) their
+ * old contents back: the base's, then each earlier entry's over them, in
+ * log order.  The image holds the state with the discards' zeroes.
+ */
+static int
+keep_discards(struct fl_replay *r, int base_fd, const struct fl_state *s,
+	      struct fl_error *err)
+{
+	struct fl_ranges kept = { 0 };
+	int ret;
+
+	r->kept = &kept;
+	r->err = err;
+	ret = for_each_applied(r->log, s, 0, note_discard, r);
+	if (ret) {
+		fl_set_error(err, FL_ERR_OUTPUT, FL_NO_ENTRY, FL_NO_ENTRY,
+			     "out of memory listing discarded sectors");
+		goto out;
+	}
+	for (size_t i = 0; i < kept.n && !ret; i++) {
+		uint64_t off = kept.v[i].start << FLUSHLOG_SECTOR_SHIFT;
+		uint64_t len = (kept.v[i].end - kept.v[i].start) << FLUSHLOG_SECTOR_SHIFT;
+
+		if (kept.v[i].end > r->image_bytes >> FLUSHLOG_SECTOR_SHIFT) {
+			fl_set_error(err, FL_ERR_OUTPUT, FL_NO_ENTRY, FL_NO_ENTRY,
+				     "a discard ends beyond the end of the image");
+			ret = -ENOSPC;
+		} else if (base_fd >= 0) {
+			ret = copy_from_base(r, base_fd, off, len, err);
+		} else {
+			ret = fl_zero_range(r->fd, off, len, r->is_blockdev);
+			if (ret)
+				fl_set_error(err, FL_ERR_OUTPUT, FL_NO_ENTRY, FL_NO_ENTRY,
+					     "cannot zero image bytes %" PRIu64 "+%" PRIu64 ": %s",
+					     off, len, strerror(-ret));
+		}
+	}
+	if (!ret && kept.n)
+		ret = for_each_applied(r->log, s, 0, restore_entry, r);
+out:
+	fl_ranges_free(&kept);
+	r->kept = NULL;
+	return ret;
+}
+
+static int
+apply_one(void *arg, uint64_t seq, uint64_t first, uint64_t count)
+{
+	struct fl_replay *r = arg;
+	const struct fl_entry *e = &r->log->entries[seq];
+
+	if (first || count != e->nr_sectors)
+		return apply_part(r, seq, first, count, r->err);
+	return apply_entry(r, seq, r->err);
 }
 
 int
-fl_state_apply(struct fl_log *log, int image_fd, const struct fl_state *s,
-	       struct fl_error *err)
+fl_state_apply_base(struct fl_log *log, int image_fd, int base_fd,
+		    const struct fl_state *s, struct fl_error *err)
 {
 	struct fl_replay *r;
-	unsigned int i = 0;
-	bool torn_done = s->torn == FL_NO_ENTRY;
 	int ret;
 
 	ret = fl_replay_open(log, image_fd, &r, err);
 	if (ret)
 		return ret;
-	/* extras and the torn entry, merged in log order */
-	while (!ret && (i < s->nr_extra || !torn_done)) {
-		if (!torn_done && (i == s->nr_extra || s->torn < s->extra[i])) {
-			ret = apply_part(r, s->torn, s->torn_first, s->torn_count, err);
-			torn_done = true;
-		} else {
-			ret = apply_entry(r, s->extra[i++], err);
-		}
-	}
+	r->err = err;
+	/* the extras and the torn entry, merged in log order */
+	ret = for_each_applied(log, s, s->base, apply_one, r);
+	if (!ret && s->keep_discards)
+		ret = keep_discards(r, base_fd, s, err);
 	if (r->nr_iov) {
 		int flush_ret = write_run(r, ret ? NULL : err);
 
@@ -575,4 +729,11 @@ fl_state_apply(struct fl_log *log, int image_fd, const struct fl_state *s,
 	}
 	fl_replay_close(r);
 	return ret;
+}
+
+int
+fl_state_apply(struct fl_log *log, int image_fd, const struct fl_state *s,
+	       struct fl_error *err)
+{
+	return fl_state_apply_base(log, image_fd, -1, s, err);
 }

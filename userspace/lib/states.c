@@ -13,8 +13,16 @@
  *
  * A state is named by what it applies: "N" the first N entries, "N+E,F"
  * those and entries E and F, "N~T:A+L" those and L sectors of entry T from
- * its A-th sector on.  Names are canonical (entries that change nothing
- * and leading extras fold into N), so one state has one name.
+ * its A-th sector on, and a final "%" when every discard among them left
+ * the old data (the discard model).  Names are canonical (entries that
+ * change nothing and leading extras fold into N), so one state has one
+ * name.
+ *
+ * Every crash point is planned, the start (point 0, the base) included.
+ * Planning counts before it lists: each point's possibly durable writes
+ * are counted with prefix sums and a Fenwick tree (O(N log N) for N
+ * entries, however deep the queues), and listed one point at a time, only
+ * for the points whose states are wanted.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,50 +42,6 @@ static bool
 makes_durable(const struct fl_entry *e)
 {
 	return (e->flags & FL_ENTRY_CRASH_POINT) && e->op != FLUSHLOG_OP_MARK;
-}
-
-/*
- * The writes that may be on the media at crash point nr_applied beyond the
- * first nr_applied entries: into *out (caller frees), their count returned.
- */
-static int
-possibly_durable(const struct fl_log *log, uint64_t nr_applied,
-		 uint64_t **out, size_t *nr)
-{
-	const struct fl_entry *e = log->entries;
-	uint64_t n = log->info.nr_entries, end = n, horizon = UINT64_MAX;
-	size_t count = 0;
-
-	for (uint64_t j = nr_applied; j < n; j++)
-		if (makes_durable(&e[j])) {
-			end = j + 1;
-			horizon = e[j].complete_tick;
-			break;
-		}
-	*out = NULL;
-	*nr = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		count = 0;
-		for (uint64_t j = nr_applied; j < n; j++) {
-			/* logged after the epoch's end but submitted within it */
-			if (j >= end && e[j].submit_tick >= horizon)
-				continue;
-			if (j >= end && !log->info.has_ticks)
-				break;
-			if (!changes_data(&e[j]))
-				continue;
-			if (pass)
-				(*out)[count] = j;
-			count++;
-		}
-		if (pass || !count)
-			break;
-		*out = malloc(count * sizeof(**out));
-		if (!*out)
-			return -ENOMEM;
-	}
-	*nr = count;
-	return 0;
 }
 
 /* Fold leading extras and entries that change nothing into the prefix. */
@@ -108,6 +72,8 @@ fl_state_name(const struct fl_state *s, char *buf, size_t len)
 	if (s->torn != FL_NO_ENTRY && n >= 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - n, "~%" PRIu64 ":%" PRIu32 "+%" PRIu32,
 			      s->torn, s->torn_first, s->torn_count);
+	if (s->keep_discards && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - n, "%%");
 	return n >= 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
 
@@ -163,197 +129,505 @@ cut_at(uint32_t units, uint32_t cuts, uint32_t i)
 /* One point's share of the candidates, in the order they are numbered. */
 struct point_plan {
 	uint64_t nr_applied, point;
-	uint64_t *pd;		/* possibly durable entries */
-	size_t nr_pd;
-	uint64_t by_size[FL_STATE_MAX_REORDER + 1];	/* subsets of each size */
+	uint64_t nr_pd;		/* possibly durable writes */
 	uint64_t torn;		/* torn candidates */
-	uint64_t total;
+	uint64_t total;		/* candidates, the prefix state included */
+	bool discard;		/* the state keeping the discards differs */
 };
 
-static void
-plan_point(const struct fl_log *log, const struct fl_state_opts *o,
-	   struct point_plan *p)
+/* How many torn candidates a possibly durable entry brings. */
+static uint64_t
+torn_weight(const struct fl_log *log, const struct fl_state_opts *o,
+	    const struct fl_entry *e)
 {
-	uint32_t bs = block_sectors(log);
-
-	p->total = 1;	/* the prefix state */
-	if (o->models & FL_STATES_EPOCH)
-		for (unsigned int k = 1; k <= o->max_reorder; k++) {
-			p->by_size[k] = choose(p->nr_pd, k);
-			p->total = add_sat(p->total, p->by_size[k]);
-		}
-	if (o->models & FL_STATES_TORN)
-		for (size_t i = 0; i < p->nr_pd; i++) {
-			const struct fl_entry *e = &log->entries[p->pd[i]];
-
-			if (e->op == FLUSHLOG_OP_WRITE)
-				p->torn += 2 * nr_cuts(e->nr_sectors / bs, o->max_torn);
-		}
-	p->total = add_sat(p->total, p->torn);
+	if (!(o->models & FL_STATES_TORN) || e->op != FLUSHLOG_OP_WRITE)
+		return 0;
+	return 2ULL * nr_cuts(e->nr_sectors / block_sectors(log), o->max_torn);
 }
 
-/* The idx-th k-subset of n in lexicographic order, into c[0..k). */
+static uint64_t
+epoch_states(const struct fl_state_opts *o, uint64_t nr_pd)
+{
+	uint64_t n = 0;
+
+	if (o->models & FL_STATES_EPOCH)
+		for (unsigned int k = 1; k <= o->max_reorder; k++)
+			n = add_sat(n, choose(nr_pd, k));
+	return n;
+}
+
+/*
+ * What planning needs of the log, O(N) in memory: where each position's
+ * epoch ends, and prefix sums of data entries and of torn candidates.
+ */
+struct planner {
+	const struct fl_log *log;
+	const struct fl_state_opts *o;
+	uint64_t n;
+	uint64_t *epoch_end;	/* [i]: 1 + the first durable entry >= i, or n */
+	uint64_t *pc, *pt;	/* [i]: data entries, torn candidates before i */
+};
+
+static uint64_t
+horizon_of(const struct planner *pl, uint64_t end)
+{
+	const struct fl_entry *e = pl->log->entries;
+
+	if (!pl->log->info.has_ticks || !end || !makes_durable(&e[end - 1]))
+		return UINT64_MAX;	/* no late writes */
+	return e[end - 1].complete_tick;
+}
+
+static int
+planner_init(struct planner *pl, const struct fl_log *log,
+	     const struct fl_state_opts *o)
+{
+	const struct fl_entry *e = log->entries;
+	uint64_t n = log->info.nr_entries;
+
+	*pl = (struct planner) { .log = log, .o = o, .n = n };
+	pl->epoch_end = malloc((n + 1) * sizeof(*pl->epoch_end));
+	pl->pc = malloc((n + 1) * sizeof(*pl->pc));
+	pl->pt = malloc((n + 1) * sizeof(*pl->pt));
+	if (!pl->epoch_end || !pl->pc || !pl->pt)
+		return -ENOMEM;
+	pl->epoch_end[n] = n;
+	for (uint64_t i = n; i-- > 0;)
+		pl->epoch_end[i] = makes_durable(&e[i]) ? i + 1 : pl->epoch_end[i + 1];
+	pl->pc[0] = pl->pt[0] = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		pl->pc[i + 1] = pl->pc[i] + changes_data(&e[i]);
+		pl->pt[i + 1] = add_sat(pl->pt[i], torn_weight(log, o, &e[i]));
+	}
+	return 0;
+}
+
+static void
+planner_free(struct planner *pl)
+{
+	free(pl->epoch_end);
+	free(pl->pc);
+	free(pl->pt);
+}
+
+/*
+ * A Fenwick tree over the ranks of submit ticks: how many late writes, and
+ * how many torn candidates they bring, were submitted before a horizon.
+ */
+struct fenwick {
+	uint64_t *ticks;	/* the distinct submit ticks, sorted */
+	uint64_t *count, *torn;
+	size_t n;
+};
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* How many distinct ticks are below t. */
+static size_t
+rank_below(const struct fenwick *f, uint64_t t)
+{
+	size_t lo = 0, hi = f->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->ticks[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Add v to position i (0-based) of a Fenwick tree t of n. */
+static void
+fw_add(uint64_t *t, size_t n, size_t i, uint64_t v)
+{
+	for (i++; i <= n; i += i & -i)
+		t[i] = add_sat(t[i], v);
+}
+
+/* The sum of positions [0, i). */
+static uint64_t
+fw_sum(const uint64_t *t, size_t i)
+{
+	uint64_t sum = 0;
+
+	for (; i; i -= i & -i)
+		sum = add_sat(sum, t[i]);
+	return sum;
+}
+
+/* The first position whose prefix sum, itself included, reaches target. */
+static size_t
+fw_select(const uint64_t *t, size_t n, uint64_t target)
+{
+	size_t pos = 0, step = 1;
+
+	while (step * 2 <= n)
+		step *= 2;
+	for (; step; step /= 2)
+		if (pos + step <= n && t[pos + step] < target) {
+			pos += step;
+			target -= t[pos];
+		}
+	return pos;
+}
+
+static int
+fenwick_init(struct fenwick *f, const struct fl_log *log)
+{
+	const struct fl_entry *e = log->entries;
+	uint64_t n = log->info.nr_entries;
+	size_t all = 0;
+
+	*f = (struct fenwick) { 0 };
+	f->ticks = malloc((n ? n : 1) * sizeof(*f->ticks));
+	if (!f->ticks)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++)
+		if (changes_data(&e[i]))
+			f->ticks[all++] = e[i].submit_tick;
+	qsort(f->ticks, all, sizeof(*f->ticks), cmp_u64);
+	for (size_t i = 0; i < all; i++)
+		if (!f->n || f->ticks[f->n - 1] != f->ticks[i])
+			f->ticks[f->n++] = f->ticks[i];
+	f->count = calloc(f->n + 1, sizeof(*f->count));
+	f->torn = calloc(f->n + 1, sizeof(*f->torn));
+	return f->count && f->torn ? 0 : -ENOMEM;
+}
+
+static void
+fenwick_free(struct fenwick *f)
+{
+	free(f->ticks);
+	free(f->count);
+	free(f->torn);
+}
+
+/* A point and its epoch's end: points are counted by decreasing end. */
+struct point_end {
+	uint64_t end;
+	size_t point;
+};
+
+static int
+by_end_down(const void *a, const void *b)
+{
+	const struct point_end *x = a, *y = b;
+
+	return x->end > y->end ? -1 : x->end < y->end;
+}
+
+/*
+ * Count every point's possibly durable writes and torn candidates without
+ * listing them: those of its epoch from prefix sums, the late ones (logged
+ * from the epoch's end on, submitted before its horizon) from a Fenwick
+ * tree filled from the end of the log backwards.  O(N log N) in all.
+ */
+static int
+count_pd(const struct planner *pl, struct point_plan *plan, size_t nr_points)
+{
+	const struct fl_entry *e = pl->log->entries;
+	struct point_end *order = NULL;
+	struct fenwick f = { 0 };
+	uint64_t next = pl->n;
+	int ret = -ENOMEM;
+
+	for (size_t i = 0; i < nr_points; i++) {
+		uint64_t a = plan[i].nr_applied, end = pl->epoch_end[a];
+
+		plan[i].nr_pd = pl->pc[end] - pl->pc[a];
+		plan[i].torn = pl->pt[end] - pl->pt[a];
+	}
+	if (!pl->log->info.has_ticks)
+		return 0;
+	order = malloc((nr_points ? nr_points : 1) * sizeof(*order));
+	if (!order || fenwick_init(&f, pl->log))
+		goto out;
+	for (size_t i = 0; i < nr_points; i++)
+		order[i] = (struct point_end) {
+			pl->epoch_end[plan[i].nr_applied], i,
+		};
+	qsort(order, nr_points, sizeof(*order), by_end_down);
+	for (size_t k = 0; k < nr_points; k++) {
+		struct point_plan *p = &plan[order[k].point];
+		uint64_t end = order[k].end, h = horizon_of(pl, end);
+
+		for (; next > end; next--)
+			if (changes_data(&e[next - 1])) {
+				size_t r = rank_below(&f, e[next - 1].submit_tick);
+
+				fw_add(f.count, f.n, r, 1);
+				fw_add(f.torn, f.n, r,
+				       torn_weight(pl->log, pl->o, &e[next - 1]));
+			}
+		if (h == UINT64_MAX)
+			continue;
+		p->nr_pd += fw_sum(f.count, rank_below(&f, h));
+		p->torn = add_sat(p->torn, fw_sum(f.torn, rank_below(&f, h)));
+	}
+	ret = 0;
+out:
+	free(order);
+	fenwick_free(&f);
+	return ret;
+}
+
+/*
+ * Sector ranges, sorted, disjoint and not touching: what a discard left
+ * that no later entry overwrote.
+ */
+static int
+ranges_replace(struct fl_ranges *s, size_t lo, size_t hi,
+	       const struct fl_range *with, size_t nr_with)
+{
+	size_t n = s->n - (hi - lo) + nr_with;
+
+	if (n > s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		struct fl_range *v;
+
+		while (cap < n)
+			cap *= 2;
+		v = realloc(s->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	memmove(s->v + lo + nr_with, s->v + hi, (s->n - hi) * sizeof(*s->v));
+	memcpy(s->v + lo, with, nr_with * sizeof(*with));
+	s->n = n;
+	return 0;
+}
+
+/* The first range ending after sector at (touching: at or after). */
+size_t
+fl_ranges_find(const struct fl_ranges *s, uint64_t at, bool touching)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->v[mid].end < at || (!touching && s->v[mid].end == at))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int
+fl_ranges_add(struct fl_ranges *s, uint64_t start, uint64_t end)
+{
+	size_t lo = fl_ranges_find(s, start, true), hi = lo;
+	struct fl_range r = { start, end };
+
+	if (start >= end)
+		return 0;
+	while (hi < s->n && s->v[hi].start <= end)
+		hi++;
+	if (hi > lo) {
+		r.start = s->v[lo].start < start ? s->v[lo].start : start;
+		r.end = s->v[hi - 1].end > end ? s->v[hi - 1].end : end;
+	}
+	return ranges_replace(s, lo, hi, &r, 1);
+}
+
+int
+fl_ranges_remove(struct fl_ranges *s, uint64_t start, uint64_t end)
+{
+	size_t lo = fl_ranges_find(s, start, false), hi = lo, nr = 0;
+	struct fl_range keep[2];
+
+	if (start >= end)
+		return 0;
+	while (hi < s->n && s->v[hi].start < end)
+		hi++;
+	if (hi == lo)
+		return 0;
+	if (s->v[lo].start < start)
+		keep[nr++] = (struct fl_range) { s->v[lo].start, start };
+	if (s->v[hi - 1].end > end)
+		keep[nr++] = (struct fl_range) { end, s->v[hi - 1].end };
+	return ranges_replace(s, lo, hi, keep, nr);
+}
+
+void
+fl_ranges_free(struct fl_ranges *s)
+{
+	free(s->v);
+	*s = (struct fl_ranges) { 0 };
+}
+
+/* How entry e changes what discards left: add to it, cut it, or neither. */
+int
+fl_ranges_update(struct fl_ranges *s, const struct fl_entry *e)
+{
+	uint64_t end = e->sector + e->nr_sectors;
+
+	if (e->op == FLUSHLOG_OP_DISCARD)
+		return fl_ranges_add(s, e->sector, end);
+	if (changes_data(e))
+		return fl_ranges_remove(s, e->sector, end);
+	return 0;
+}
+
+/*
+ * Which points have a discard state: some sector whose last change in the
+ * point's prefix is a discard.  One pass, points in log order.
+ */
+static int
+find_discards(const struct fl_log *log, struct point_plan *plan,
+	      size_t nr_points)
+{
+	struct fl_ranges left = { 0 };
+	uint64_t j = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < nr_points && !ret; i++) {
+		for (; j < plan[i].nr_applied && !ret; j++)
+			ret = fl_ranges_update(&left, &log->entries[j]);
+		plan[i].discard = left.n > 0;
+	}
+	fl_ranges_free(&left);
+	return ret;
+}
+
+/*
+ * The idx-th k-subset of n in lexicographic order, into c[0..k).  The
+ * subsets whose i-th element lies in [x, y] number C(n - x, m + 1) -
+ * C(n - y - 1, m + 1), m = k - i - 1: each element is a binary search.
+ */
 static void
 unrank_subset(uint64_t idx, size_t n, unsigned int k, size_t *c)
 {
 	size_t x = 0;
 
 	for (unsigned int i = 0; i < k; i++) {
-		for (;; x++) {
-			uint64_t with_x = choose(n - x - 1, k - i - 1);
+		unsigned int m = k - i - 1;
+		uint64_t total = choose(n - x, m + 1);
+		size_t lo = x, hi = n - m - 1;
 
-			if (idx < with_x)
-				break;
-			idx -= with_x;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (idx < total - choose(n - mid - 1, m + 1))
+				hi = mid;
+			else
+				lo = mid + 1;
 		}
-		c[i] = x++;
+		idx -= total - choose(n - lo, m + 1);
+		c[i] = lo;
+		x = lo + 1;
 	}
 }
 
-/* Candidate idx of a point, 0 <= idx < p->total, as a state. */
-static void
-make_state(const struct fl_log *log, const struct fl_state_opts *o,
-	   const struct point_plan *p, uint64_t idx, struct fl_state *s)
+/* Two states with the same contents, whatever the names they came with. */
+static bool
+same_state(const struct fl_log *log, const struct fl_state *a,
+	   const struct fl_state *b)
 {
-	uint32_t bs = block_sectors(log);
+	struct fl_state x = *a, y = *b;
 
-	*s = (struct fl_state) {
-		.point = p->point, .base = p->nr_applied, .torn = FL_NO_ENTRY,
-	};
-	if (idx-- == 0)
-		return;
-	for (unsigned int k = 1; k <= o->max_reorder && (o->models & FL_STATES_EPOCH); k++) {
-		size_t c[FL_STATE_MAX_REORDER];
-
-		if (idx >= p->by_size[k]) {
-			idx -= p->by_size[k];
-			continue;
-		}
-		unrank_subset(idx, p->nr_pd, k, c);
-		for (unsigned int i = 0; i < k; i++)
-			s->extra[i] = p->pd[c[i]];
-		s->nr_extra = k;
-		return;
-	}
-	for (size_t i = 0; i < p->nr_pd; i++) {
-		const struct fl_entry *e = &log->entries[p->pd[i]];
-		uint32_t units = e->nr_sectors / bs, cuts, cut;
-
-		if (e->op != FLUSHLOG_OP_WRITE)
-			continue;
-		cuts = nr_cuts(units, o->max_torn);
-		if (idx >= 2ULL * cuts) {
-			idx -= 2ULL * cuts;
-			continue;
-		}
-		s->torn = p->pd[i];
-		cut = cut_at(units, cuts, (uint32_t)(idx / 2)) * bs;
-		if (idx % 2 == 0) {	/* the head reached the media */
-			s->torn_first = 0;
-			s->torn_count = cut;
-		} else {		/* the tail did */
-			s->torn_first = cut;
-			s->torn_count = e->nr_sectors - cut;
-		}
-		return;
-	}
+	canonicalise(log, &x);
+	canonicalise(log, &y);
+	if (x.base != y.base || x.nr_extra != y.nr_extra || x.torn != y.torn ||
+	    x.keep_discards != y.keep_discards)
+		return false;
+	if (x.torn != FL_NO_ENTRY && (x.torn_first != y.torn_first ||
+				      x.torn_count != y.torn_count))
+		return false;
+	return !memcmp(x.extra, y.extra, x.nr_extra * sizeof(x.extra[0]));
 }
-
-/*
- * An open-addressing map from a state's canonical name to its place in
- * the list, to drop duplicates.
- */
-struct name_map {
-	char **names;
-	size_t *where;
-	size_t cap, used;
-};
 
 static uint64_t
-hash_name(const char *s)
+hash_state(const struct fl_log *log, const struct fl_state *s)
 {
+	struct fl_state k = *s;
 	uint64_t h = 1469598103934665603ULL;
+	uint64_t f[4];
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	canonicalise(log, &k);
+	f[0] = k.base;
+	f[1] = k.torn;
+	f[2] = (uint64_t)k.torn_first << 32 | k.torn_count;
+	f[3] = k.nr_extra | (uint64_t)k.keep_discards << 8;
+	for (unsigned int i = 0; i < 4 + k.nr_extra; i++)
+		h = (h ^ (i < 4 ? f[i] : k.extra[i - 4])) * 1099511628211ULL;
 	return h;
 }
 
-static size_t
-slot_of(const struct name_map *m, const char *name)
-{
-	size_t i = hash_name(name) & (m->cap - 1);
+/*
+ * An open-addressing set of the listed states, to drop duplicates: 16
+ * bytes a slot, at most half of them used.
+ */
+struct state_list {
+	struct fl_state *v;
+	size_t n, cap;
+	size_t *slot;		/* index in v + 1, or 0 */
+	uint64_t *hash;
+	size_t slots;
+	size_t nr_prefix;	/* v[0..nr_prefix): the prefix states */
+};
 
-	while (m->names[i] && strcmp(m->names[i], name))
-		i = (i + 1) & (m->cap - 1);
+static size_t
+slot_of(const struct fl_log *log, const struct state_list *l, uint64_t h,
+	const struct fl_state *s)
+{
+	size_t i = h & (l->slots - 1);
+
+	while (l->slot[i] && (l->hash[i] != h ||
+			      !same_state(log, &l->v[l->slot[i] - 1], s)))
+		i = (i + 1) & (l->slots - 1);
 	return i;
 }
 
 static int
-name_map_grow(struct name_map *m)
+grow_slots(struct state_list *l)
 {
-	struct name_map g = { .cap = m->cap ? 2 * m->cap : 1024 };
+	struct state_list g = *l;
 
-	g.names = calloc(g.cap, sizeof(*g.names));
-	g.where = calloc(g.cap, sizeof(*g.where));
-	if (!g.names || !g.where) {
-		free(g.names);
-		free(g.where);
+	g.slots = l->slots ? 2 * l->slots : 1024;
+	g.slot = calloc(g.slots, sizeof(*g.slot));
+	g.hash = calloc(g.slots, sizeof(*g.hash));
+	if (!g.slot || !g.hash) {
+		free(g.slot);
+		free(g.hash);
 		return -ENOMEM;
 	}
-	for (size_t j = 0; j < m->cap; j++) {
+	for (size_t j = 0; j < l->slots; j++) {
 		size_t i;
 
-		if (!m->names[j])
+		if (!l->slot[j])
 			continue;
-		i = slot_of(&g, m->names[j]);
-		g.names[i] = m->names[j];
-		g.where[i] = m->where[j];
+		for (i = l->hash[j] & (g.slots - 1); g.slot[i];
+		     i = (i + 1) & (g.slots - 1))
+			;
+		g.slot[i] = l->slot[j];
+		g.hash[i] = l->hash[j];
 	}
-	free(m->names);
-	free(m->where);
-	g.used = m->used;
-	*m = g;
-	return 0;
-}
-
-/* Where name is in the list, or SIZE_MAX after recording it at where. */
-static int
-name_map_add(struct name_map *m, const char *name, size_t where,
-	     size_t *found)
-{
-	size_t i;
-
-	if (2 * (m->used + 1) > m->cap && name_map_grow(m))
-		return -ENOMEM;
-	i = slot_of(m, name);
-	if (m->names[i]) {
-		*found = m->where[i];
-		return 0;
-	}
-	m->names[i] = strdup(name);
-	if (!m->names[i])
-		return -ENOMEM;
-	m->where[i] = where;
-	m->used++;
-	*found = SIZE_MAX;
+	free(l->slot);
+	free(l->hash);
+	*l = g;
 	return 0;
 }
 
 static void
-name_map_free(struct name_map *m)
+state_list_free(struct state_list *l)
 {
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->names[i]);
-	free(m->names);
-	free(m->where);
+	free(l->v);
+	free(l->slot);
+	free(l->hash);
 }
-
-struct state_list {
-	struct fl_state *v;
-	size_t n, cap;
-	struct name_map seen;
-};
 
 /*
  * Add s unless a state with the same contents is listed.  A duplicate of
@@ -366,18 +640,18 @@ static int
 keep_state(const struct fl_log *log, struct state_list *l,
 	   const struct fl_state *s, bool prefix)
 {
-	char name[FL_STATE_NAME_MAX];
+	uint64_t h = hash_state(log, s);
 	struct fl_state key = *s;
-	size_t found;
+	size_t i;
 
-	canonicalise(log, &key);
-	if (fl_state_name(&key, name, sizeof(name)) ||
-	    name_map_add(&l->seen, name, l->n, &found))
+	if (2 * (l->n + 1) > l->slots && grow_slots(l))
 		return -ENOMEM;
-	if (found != SIZE_MAX && !prefix) {
-		struct fl_state *old = &l->v[found];
+	i = slot_of(log, l, h, s);
+	if (l->slot[i] && !prefix) {
+		struct fl_state *old = &l->v[l->slot[i] - 1];
 
-		if (old->nr_extra || old->torn != FL_NO_ENTRY)
+		/* even one whose name folded into a plain "N" */
+		if (l->slot[i] > l->nr_prefix)
 			old->point = s->point > old->point ? s->point : old->point;
 		return 0;
 	}
@@ -390,7 +664,13 @@ keep_state(const struct fl_log *log, struct state_list *l,
 		l->v = v;
 		l->cap = cap;
 	}
-	l->v[l->n++] = prefix ? *s : key;
+	if (!prefix)
+		canonicalise(log, &key);
+	l->v[l->n++] = key;
+	if (!l->slot[i]) {	/* a prefix state's duplicate is not indexed */
+		l->slot[i] = l->n;
+		l->hash[i] = h;
+	}
 	return 0;
 }
 
@@ -412,58 +692,329 @@ spread(uint64_t i, uint64_t n, uint64_t k)
 }
 
 static int
-plan_points(const struct fl_log *log, const struct fl_point *points,
-	    size_t nr_points, const struct fl_state_opts *o,
-	    struct point_plan *plan, uint64_t *reordered)
+by_nr_applied(const void *a, const void *b)
 {
-	*reordered = 0;
+	const struct point_plan *x = a, *y = b;
+
+	if (x->nr_applied != y->nr_applied)
+		return x->nr_applied < y->nr_applied ? -1 : 1;
+	return x->point < y->point ? -1 : x->point > y->point;
+}
+
+/* Count every point's candidates; *others: all but the prefix states. */
+static int
+plan_points(const struct planner *pl, const struct fl_point *points,
+	    size_t nr_points, struct point_plan *plan, uint64_t *others)
+{
+	const struct fl_state_opts *o = pl->o;
+	int ret;
+
 	for (size_t i = 0; i < nr_points; i++) {
+		if (points[i].nr_applied > pl->n)
+			return -ERANGE;
 		plan[i].nr_applied = points[i].nr_applied;
 		plan[i].point = points[i].number;
-		if (o->models & (FL_STATES_EPOCH | FL_STATES_TORN) &&
-		    possibly_durable(log, points[i].nr_applied, &plan[i].pd,
-				     &plan[i].nr_pd))
-			return -ENOMEM;
-		plan_point(log, o, &plan[i]);
-		*reordered = add_sat(*reordered, plan[i].total - 1);
+	}
+	qsort(plan, nr_points, sizeof(*plan), by_nr_applied);
+	if (o->models & (FL_STATES_EPOCH | FL_STATES_TORN)) {
+		ret = count_pd(pl, plan, nr_points);
+		if (ret)
+			return ret;
+	}
+	if (o->models & FL_STATES_DISCARD) {
+		ret = find_discards(pl->log, plan, nr_points);
+		if (ret)
+			return ret;
+	}
+	*others = 0;
+	for (size_t i = 0; i < nr_points; i++) {
+		struct point_plan *p = &plan[i];
+
+		p->total = add_sat(add_sat(1, epoch_states(o, p->nr_pd)),
+				   add_sat(p->torn, p->discard));
+		*others = add_sat(*others, p->total - 1);
 	}
 	return 0;
 }
 
 /*
- * The prefix states, then the others: all of them, or as many as the
- * sample leaves room for, spread evenly over their numbering, so that the
- * same log and options always give the same states.
+ * A late write a state needs, found once every pick is made: the rank-th
+ * of the data entries logged from end on and submitted before h, or
+ * (torn) the one holding the rank-th torn candidate among them.
+ */
+struct late_query {
+	uint64_t h, end, rank;
+	size_t state;		/* in the picks */
+	unsigned int slot;	/* extra[slot], or FL_STATE_MAX_REORDER: torn */
+};
+
+/*
+ * The sampled states other than the prefix ones, appended to the list
+ * before duplicates are dropped, and the late writes they still need.
+ */
+struct picks {
+	const struct planner *pl;
+	struct state_list *l;
+	struct late_query *q;
+	size_t nr_q, cap_q;
+};
+
+static int
+grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap ? *cap : 256;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	p = realloc(*v, c * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+/* Cut a torn candidate: the i-th of entry e's, head or tail. */
+static void
+set_torn(const struct fl_log *log, const struct fl_state_opts *o,
+	 struct fl_state *s, uint64_t entry, uint64_t i)
+{
+	const struct fl_entry *e = &log->entries[entry];
+	uint32_t bs = block_sectors(log), units = e->nr_sectors / bs;
+	uint32_t cuts = nr_cuts(units, o->max_torn);
+	uint32_t cut = cut_at(units, cuts, (uint32_t)(i / 2)) * bs;
+
+	s->torn = entry;
+	if (i % 2 == 0) {	/* the head reached the media */
+		s->torn_first = 0;
+		s->torn_count = cut;
+	} else {		/* the tail did */
+		s->torn_first = cut;
+		s->torn_count = e->nr_sectors - cut;
+	}
+}
+
+/* The first j in [a, end) with sum[j + 1] - sum[a] > rank. */
+static uint64_t
+select_in_epoch(const uint64_t *sum, uint64_t a, uint64_t end, uint64_t rank)
+{
+	uint64_t lo = a, hi = end - 1;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (sum[mid + 1] - sum[a] > rank)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/*
+ * The rank-th possibly durable write of point p (torn: the one holding
+ * the rank-th torn candidate) into slot of state si: at once when it lies
+ * in the point's epoch, else as a late query.
  */
 static int
-list_states(const struct fl_log *log, const struct fl_state_opts *o,
-	    const struct point_plan *plan, size_t nr_points,
-	    uint64_t reordered, struct state_list *l)
+pick_pd(struct picks *pk, const struct point_plan *p, uint64_t rank,
+	bool torn, size_t si, unsigned int slot)
 {
-	uint64_t want_prefix = nr_points, want = reordered, base_idx = 0, k = 0;
-	struct fl_state s;
+	const struct planner *pl = pk->pl;
+	const uint64_t *sum = torn ? pl->pt : pl->pc;
+	uint64_t a = p->nr_applied, end = pl->epoch_end[a];
+	struct fl_state *s = &pk->l->v[si];
+	uint64_t j;
 
-	if (o->max_states && o->max_states < nr_points + reordered) {
+	if (rank >= sum[end] - sum[a]) {
+		if (grow((void **)&pk->q, &pk->cap_q, pk->nr_q + 1, sizeof(*pk->q)))
+			return -ENOMEM;
+		pk->q[pk->nr_q++] = (struct late_query) {
+			.h = horizon_of(pl, end), .end = end,
+			.rank = rank - (sum[end] - sum[a]), .state = si,
+			.slot = slot,
+		};
+		return 0;
+	}
+	j = select_in_epoch(sum, a, end, rank);
+	if (torn)
+		set_torn(pl->log, pl->o, s, j, rank - (sum[j] - sum[a]));
+	else
+		s->extra[slot] = j;
+	return 0;
+}
+
+/*
+ * Candidate idx of a point, 1 <= idx < p->total, as a state: after the
+ * prefix come the epoch's subsets by size, the torn writes, the discard
+ * state.
+ */
+static int
+pick_state(struct picks *pk, const struct point_plan *p, uint64_t idx)
+{
+	const struct fl_state_opts *o = pk->pl->o;
+	struct state_list *l = pk->l;
+	size_t si = l->n, c[FL_STATE_MAX_REORDER];
+	struct fl_state *s;
+	int ret = 0;
+
+	if (grow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v)))
+		return -ENOMEM;
+	s = &l->v[l->n++];
+	*s = (struct fl_state) {
+		.point = p->point, .base = p->nr_applied, .torn = FL_NO_ENTRY,
+	};
+	idx--;
+	for (unsigned int k = 1; k <= o->max_reorder && (o->models & FL_STATES_EPOCH); k++) {
+		uint64_t by_size = choose(p->nr_pd, k);
+
+		if (idx >= by_size) {
+			idx -= by_size;
+			continue;
+		}
+		unrank_subset(idx, p->nr_pd, k, c);
+		s->nr_extra = k;
+		for (unsigned int i = 0; i < k && !ret; i++)
+			ret = pick_pd(pk, p, c[i], false, si, i);
+		return ret;
+	}
+	if (idx < p->torn)
+		return pick_pd(pk, p, idx, true, si, FL_STATE_MAX_REORDER);
+	s->keep_discards = true;	/* the last candidate of a point */
+	return 0;
+}
+
+static int
+by_horizon(const void *a, const void *b)
+{
+	const struct late_query *x = a, *y = b;
+
+	return x->h < y->h ? -1 : x->h > y->h;
+}
+
+struct tick_entry {
+	uint64_t tick, entry;
+};
+
+static int
+by_tick(const void *a, const void *b)
+{
+	const struct tick_entry *x = a, *y = b;
+
+	return x->tick < y->tick ? -1 : x->tick > y->tick;
+}
+
+/*
+ * Answer the late queries together, in order of horizon: the data entries
+ * submitted before it go into Fenwick trees over entry numbers (one
+ * counting, one weighing torn candidates), where the rank-th from end on
+ * is one descent away.  O((N + Q) log N).
+ */
+static int
+resolve_late(struct picks *pk)
+{
+	const struct planner *pl = pk->pl;
+	const struct fl_entry *e = pl->log->entries;
+	struct tick_entry *by_submit = NULL;
+	uint64_t *count = NULL, *torn = NULL;
+	size_t n = pl->n, nr = 0, next = 0;
+	int ret = -ENOMEM;
+
+	if (!pk->nr_q)
+		return 0;
+	by_submit = malloc(n * sizeof(*by_submit));
+	count = calloc(n + 1, sizeof(*count));
+	torn = calloc(n + 1, sizeof(*torn));
+	if (!by_submit || !count || !torn)
+		goto out;
+	for (uint64_t i = 0; i < n; i++)
+		if (changes_data(&e[i]))
+			by_submit[nr++] = (struct tick_entry) { e[i].submit_tick, i };
+	qsort(by_submit, nr, sizeof(*by_submit), by_tick);
+	qsort(pk->q, pk->nr_q, sizeof(*pk->q), by_horizon);
+	for (size_t k = 0; k < pk->nr_q; k++) {
+		const struct late_query *q = &pk->q[k];
+		struct fl_state *s = &pk->l->v[q->state];
+		bool weighed = q->slot == FL_STATE_MAX_REORDER;
+		const uint64_t *t = weighed ? torn : count;
+		uint64_t before, j;
+
+		for (; next < nr && by_submit[next].tick < q->h; next++) {
+			uint64_t i = by_submit[next].entry;
+
+			fw_add(count, n, i, 1);
+			fw_add(torn, n, i, torn_weight(pl->log, pl->o, &e[i]));
+		}
+		before = fw_sum(t, q->end);
+		j = fw_select(t, n, before + q->rank + 1);
+		if (weighed)
+			set_torn(pl->log, pl->o, s, j,
+				 q->rank - (fw_sum(t, j) - before));
+		else
+			s->extra[q->slot] = j;
+	}
+	ret = 0;
+out:
+	free(by_submit);
+	free(count);
+	free(torn);
+	return ret;
+}
+
+/*
+ * The prefix states, then the others: all of them, or as many as the
+ * sample leaves room for, spread evenly over their numbering, so that the
+ * same log and options always give the same states.  No point's possibly
+ * durable writes are listed: each pick finds the ones it names.
+ */
+static int
+list_states(const struct planner *pl, const struct point_plan *plan,
+	    size_t nr_points, uint64_t others, struct state_list *l)
+{
+	const struct fl_state_opts *o = pl->o;
+	uint64_t want_prefix = nr_points, want = others, first = 0, k = 0;
+	struct picks pk = { .pl = pl, .l = l };
+	size_t picked;
+	int ret = 0;
+
+	if (o->max_states && o->max_states < nr_points + others) {
 		want_prefix = o->max_states < nr_points ? o->max_states : nr_points;
 		want = o->max_states - want_prefix;
 	}
 	for (uint64_t i = 0; i < want_prefix; i++) {
-		make_state(log, o, &plan[spread(i, nr_points, want_prefix)], 0, &s);
-		if (keep_state(log, l, &s, true))
+		const struct point_plan *p = &plan[spread(i, nr_points, want_prefix)];
+		struct fl_state s = {
+			.point = p->point, .base = p->nr_applied, .torn = FL_NO_ENTRY,
+		};
+
+		if (keep_state(pl->log, l, &s, true))
 			return -ENOMEM;
 	}
-	for (size_t i = 0; i < nr_points && k < want; i++) {
-		uint64_t end = base_idx + plan[i].total - 1, pick;
+	l->nr_prefix = l->n;
+	for (size_t i = 0; i < nr_points && k < want && !ret; i++) {
+		uint64_t end = first + plan[i].total - 1, pick;
 
-		while (k < want && (pick = spread(k, reordered, want)) < end) {
-			make_state(log, o, &plan[i], pick - base_idx + 1, &s);
-			if (keep_state(log, l, &s, false))
-				return -ENOMEM;
+		while (!ret && k < want && (pick = spread(k, others, want)) < end) {
+			ret = pick_state(&pk, &plan[i], pick - first + 1);
 			k++;
 		}
-		base_idx = end;
+		first = end;
 	}
-	return 0;
+	if (!ret)
+		ret = resolve_late(&pk);
+	free(pk.q);
+	/* drop the duplicates in place: keep_state appends at l->n <= i */
+	picked = l->n;
+	l->n = l->nr_prefix;
+	for (size_t i = l->nr_prefix; i < picked && !ret; i++) {
+		struct fl_state st = l->v[i];
+
+		ret = keep_state(pl->log, l, &st, false);
+	}
+	return ret;
 }
 
 int
@@ -472,41 +1023,64 @@ fl_log_states(const struct fl_log *log, const struct fl_point *points,
 	      struct fl_state **states, size_t *nr_states,
 	      uint64_t *candidates, struct fl_error *err)
 {
-	struct point_plan *plan = calloc(nr_points ? nr_points : 1, sizeof(*plan));
+	struct point_plan *plan = NULL;
 	struct state_list list = { 0 };
-	uint64_t reordered = 0;
+	struct planner pl = { 0 };
+	uint64_t others = 0, listed;
 	int ret = -ENOMEM;
 
+	*candidates = 0;
 	if (o->max_reorder > FL_STATE_MAX_REORDER || !o->max_torn)
 		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "reorder bound 1 to %d and at least one cut, not %u and %u",
 				    FL_STATE_MAX_REORDER, o->max_reorder,
 				    o->max_torn), -EINVAL;
-	if (!plan || plan_points(log, points, nr_points, o, plan, &reordered))
+	plan = calloc(nr_points ? nr_points : 1, sizeof(*plan));
+	if (!plan || planner_init(&pl, log, o))
 		goto out;
-	if (reordered == UINT64_MAX) {
+	ret = plan_points(&pl, points, nr_points, plan, &others);
+	if (ret == -ERANGE) {
+		fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
+			     "a crash point lies past the end of the log");
+		goto out;
+	}
+	if (ret)
+		goto out;
+	*candidates = add_sat(nr_points, others);
+	listed = o->max_states && o->max_states < *candidates ? o->max_states :
+		 *candidates;
+	if (*candidates == UINT64_MAX) {
 		fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
 			     "more than 2^64 crash states: lower the reorder bound");
+		ret = -EOVERFLOW;
+		goto out;
+	}
+	if (listed > FL_STATES_LIMIT) {
+		if (listed < *candidates)
+			fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
+				     "a sample of %" PRIu64 " of %" PRIu64 " crash states is more than the %d that can be listed",
+				     listed, *candidates, FL_STATES_LIMIT);
+		else
+			fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
+				     "%" PRIu64 " crash states, more than the %d that can be listed",
+				     *candidates, FL_STATES_LIMIT);
 		ret = -E2BIG;
 		goto out;
 	}
-	if (list_states(log, o, plan, nr_points, reordered, &list))
+	ret = list_states(&pl, plan, nr_points, others, &list);
+	if (ret)
 		goto out;
 	qsort(list.v, list.n, sizeof(*list.v), by_base);
 	*states = list.v;
 	*nr_states = list.n;
-	*candidates = add_sat(nr_points, reordered);
 	list.v = NULL;
-	ret = 0;
 out:
 	if (ret == -ENOMEM)
 		fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
 			     "out of memory listing crash states");
-	for (size_t i = 0; plan && i < nr_points; i++)
-		free(plan[i].pd);
+	planner_free(&pl);
 	free(plan);
-	free(list.v);
-	name_map_free(&list.seen);
+	state_list_free(&list);
 	return ret;
 }
 
@@ -541,7 +1115,7 @@ fl_state_parse(const struct fl_log *log, const char *id, struct fl_state *s,
 
 	*s = (struct fl_state) { .torn = FL_NO_ENTRY };
 	if (parse_u64(&p, &s->base) || s->base > n)
-		return bad_state(err, id, "expected N[+E[,E...]][~T:A+L] with N at most the number of entries");
+		return bad_state(err, id, "expected N[+E[,E...]][~T:A+L][%] with N at most the number of entries");
 	if (*p == '+') {
 		do {
 			p++;
@@ -560,14 +1134,20 @@ fl_state_parse(const struct fl_log *log, const char *id, struct fl_state *s,
 		    *p++ != ':' || parse_u64(&p, &first) || *p++ != '+' ||
 		    parse_u64(&p, &count))
 			return bad_state(err, id, "a torn write is ~ENTRY:FIRST+COUNT, ENTRY past N");
+		/* first + count may wrap: compare each with what is left */
 		if (log->entries[s->torn].op != FLUSHLOG_OP_WRITE || !count ||
-		    first + count > log->entries[s->torn].nr_sectors)
+		    first >= log->entries[s->torn].nr_sectors ||
+		    count > log->entries[s->torn].nr_sectors - first)
 			return bad_state(err, id, "the torn range is not inside a write entry");
 		for (unsigned int i = 0; i < s->nr_extra; i++)
 			if (s->extra[i] == s->torn)
 				return bad_state(err, id, "an entry is both whole and torn");
 		s->torn_first = (uint32_t)first;
 		s->torn_count = (uint32_t)count;
+	}
+	if (*p == '%') {
+		p++;
+		s->keep_discards = true;
 	}
 	if (*p)
 		return bad_state(err, id, "trailing characters");
