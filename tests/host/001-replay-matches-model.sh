@@ -13,15 +13,17 @@ check_scenario() {
 	[ "$(wc -l <"$dir/points.json")" = "$(wc -l <"$dir/points.txt")" ] ||
 		_fail "$scenario ($format): $(wc -l <"$dir/points.json") points listed, the writer made $(wc -l <"$dir/points.txt")"
 	while read -r k kind applied; do
-		got=$(sed -n "${k}p" "$dir/points.json")
+		got=$(sed -n "$((k + 1))p" "$dir/points.json")
 		[[ $got == *"\"kind\":\"$kind\",\"entry\":$((applied - 1)),\"applied\":$applied,"* ]] ||
 			_fail "$scenario ($format) point $k: expected $kind after $applied entries, got $got"
-		"$FLUSHLOG" replay -q -o "$dir/got.img" --to "point:$k" "$dir/log"
+		# the scripts' FUA writes follow unflushed writes, which a real
+		# target would log later: not durability order, on purpose
+		"$FLUSHLOG" replay -q --no-order-check -o "$dir/got.img" --to "point:$k" "$dir/log"
 		_same_image "$dir/point-$k.img" "$dir/got.img" "$scenario ($format) point:$k"
 		# the same point by its other name (flush:K, mark:LABEL, end)
 		spec=${got##*\"spec\":\"}
 		spec=${spec%\"\}}
-		"$FLUSHLOG" replay -q -o "$dir/got2.img" --to "$spec" "$dir/log"
+		"$FLUSHLOG" replay -q --no-order-check -o "$dir/got2.img" --to "$spec" "$dir/log"
 		_same_image "$dir/point-$k.img" "$dir/got2.img" "$scenario ($format) $spec"
 	done <"$dir/points.txt"
 	echo "$scenario ($format): $(wc -l <"$dir/points.txt") points match"

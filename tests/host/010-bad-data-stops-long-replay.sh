@@ -34,6 +34,7 @@ echo "stopped at entry $seq (offset $off) as expected"
 # entries larger than the checker's lead (64 MiB) must not stall it
 printf '%s\n' 'device 262144' 'write 0 8' 'write 8 204800' 'write 204808 8' 'write 0 140000 fua' >"$TEST_TMP/huge.fls"
 "$MKLOG" -e "$TEST_TMP/huge" -o "$TEST_TMP/huge.log" "$TEST_TMP/huge.fls"
-timeout 60 "$FLUSHLOG" replay -q -o "$TEST_TMP/huge.img" "$TEST_TMP/huge.log" ||
+# (its FUA write follows unflushed writes: not durability order, on purpose)
+timeout 60 "$FLUSHLOG" replay -q --no-order-check -o "$TEST_TMP/huge.img" "$TEST_TMP/huge.log" ||
 	_fail "replay of a log with 100 MiB entries did not finish"
 _same_image "$TEST_TMP/huge/point-2.img" "$TEST_TMP/huge.img" "log with 100 MiB entries"

@@ -63,7 +63,8 @@ if "$saved/reproduce.sh" >/dev/null 2>&1; then
 fi
 _require_cmd xmllint
 xmllint --noout "$TEST_TMP/check.xml" || _fail "invalid JUnit XML"
-grep -c "<testcase" "$TEST_TMP/check.xml" | grep -qx 5 || _fail "expected 5 test cases"
+# the start (the base), 4 points after entries, the end
+grep -c "<testcase" "$TEST_TMP/check.xml" | grep -qx 6 || _fail "expected 6 test cases"
 
 _expect_exit 2 "$FLUSHLOG" check "$TEST_TMP/bad.log"
 _expect_exit 2 "$FLUSHLOG" check --shard 3/3 "$TEST_TMP/bad.log" -- true

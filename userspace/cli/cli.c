@@ -152,21 +152,52 @@ cli_report(const struct cli_command *cmd, const struct fl_error *err)
 	}
 }
 
-int
-cli_open_log(const struct cli_command *cmd, const char *path,
-	     unsigned int flags, struct fl_log **log)
+static void
+warn_torn(const struct cli_command *cmd, const char *path,
+	  const struct fl_log *log)
 {
-	const struct fl_log_info *info;
-	struct fl_error err = { 0 };
+	const struct fl_log_info *info = fl_log_info(log);
 
-	if (fl_log_open(path, flags, log, &err))
-		return cli_report(cmd, &err);
-	info = fl_log_info(*log);
 	if (info->torn)
 		cli_warn(cmd, "'%s' was not closed and is torn at entry %" PRIu64 " (offset %" PRIu64 "): %s; using the %" PRIu64 " entries before it",
 			 path, info->torn_entry, info->torn_offset,
 			 info->torn_reason, info->nr_entries);
+}
+
+int
+cli_open_log(const struct cli_command *cmd, const char *path,
+	     unsigned int flags, struct fl_log **log)
+{
+	struct fl_error err = { 0 };
+
+	if (fl_log_open(path, flags, log, &err))
+		return cli_report(cmd, &err);
+	warn_torn(cmd, path, *log);
 	return EXIT_OK;
+}
+
+int
+cli_open_ordered_log(const struct cli_command *cmd, const char *path,
+		     bool check_order, struct fl_log **log)
+{
+	struct fl_error err = { 0 }, plain = { 0 };
+
+	if (!check_order)
+		return cli_open_log(cmd, path, 0, log);
+	if (!fl_log_open(path, FL_OPEN_CHECK_ORDER, log, &err)) {
+		warn_torn(cmd, path, *log);
+		return EXIT_OK;
+	}
+	/* one that opens without the check is well formed but misordered */
+	if (err.source == FL_ERR_LOG && !fl_log_open(path, 0, log, &plain)) {
+		fl_log_close(*log);
+		*log = NULL;
+		fprintf(stderr, "flushlog %s: '%s' is not in durability order: %s\n"
+			"(its crash states would be wrong; --no-order-check uses it anyway)\n",
+			cmd->name, path, err.msg);
+		return EXIT_BAD_LOG;
+	}
+	return cli_report(cmd, &err);
 }
 
 void
@@ -203,6 +234,10 @@ cli_point_spec(const struct fl_log *log, const struct fl_point *p, char *buf,
 {
 	if (p->kind == FL_POINT_END)
 		snprintf(buf, len, "end");
+	else if (p->kind == FL_POINT_START && p->nr_applied)	/* --from entry:N */
+		snprintf(buf, len, "entry:%" PRIu64, p->nr_applied - 1);
+	else if (p->kind == FL_POINT_START)
+		snprintf(buf, len, "start");
 	else if (p->kind == FL_POINT_MARK && first_mark_with_label(log, p))
 		snprintf(buf, len, "mark:%s",
 			 fl_log_label(log, p->nr_applied - 1));

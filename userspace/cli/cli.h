@@ -58,6 +58,12 @@ int cli_report(const struct cli_command *cmd, const struct fl_error *err);
 /* Open a log, reporting a torn tail on stderr. */
 int cli_open_log(const struct cli_command *cmd, const char *path,
 		 unsigned int flags, struct fl_log **log);
+/*
+ * Open a log to build crash states from: with check_order, one not in
+ * durability order is refused, the entry named, with EXIT_BAD_LOG.
+ */
+int cli_open_ordered_log(const struct cli_command *cmd, const char *path,
+			 bool check_order, struct fl_log **log);
 void cli_warn(const struct cli_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* flushlog dump: one line per entry, blkparse-style, or JSON lines. */
 #include <inttypes.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -9,7 +10,7 @@ enum { OPT_JSON, OPT_FROM, OPT_TO };
 static const struct cli_option dump_options[] = {
 	[OPT_JSON] = { "json", 'j', NULL, "print one JSON object per entry" },
 	[OPT_FROM] = { "from", 0, "N", "start at entry N (default 0)" },
-	[OPT_TO] = { "to", 0, "N", "stop after entry N (default the last)" },
+	[OPT_TO] = { "to", 0, "N", "stop after entry N (default the last; -1: none)" },
 	{ NULL },
 };
 
@@ -60,7 +61,7 @@ static int
 run_dump(const struct cli_command *cmd, int argc, char **argv)
 {
 	uint64_t from = 0, to = UINT64_MAX, nr;
-	bool json = false, have_to = false;
+	bool json = false, have_to = false, none = false;
 	struct fl_log *log;
 	const char *arg;
 	int opt, ret;
@@ -70,6 +71,8 @@ run_dump(const struct cli_command *cmd, int argc, char **argv)
 			json = true;
 		else if (opt == OPT_FROM)
 			cli_parse_u64(cmd, "from", arg, &from);
+		else if (!strcmp(arg, "-1"))	/* a state before any entry */
+			none = true;
 		else
 			have_to = !cli_parse_u64(cmd, "to", arg, &to);
 	}
@@ -82,7 +85,7 @@ run_dump(const struct cli_command *cmd, int argc, char **argv)
 	if (ret)
 		return ret;
 	nr = fl_log_info(log)->nr_entries;
-	if (from >= nr && nr) {
+	if (from >= nr && nr && !none) {
 		fprintf(stderr, "flushlog dump: --from %" PRIu64 ": the log has entries 0 to %" PRIu64 " only\n",
 			from, nr - 1);
 		fl_log_close(log);
@@ -92,7 +95,7 @@ run_dump(const struct cli_command *cmd, int argc, char **argv)
 		printf("%8s %-12s %-5s %12s %8s %10s %10s %-5s %s\n", "seq", "op",
 		       "rwbs", "sector", "sectors", "submit", "complete",
 		       "point", "label");
-	for (uint64_t i = from; i < nr && i <= to; i++) {
+	for (uint64_t i = from; !none && i < nr && i <= to; i++) {
 		if (json)
 			print_entry_json(log, i);
 		else
@@ -111,7 +114,8 @@ const struct cli_command cmd_dump = {
 		"the operation: preflush; W write, D discard, Z write-zeroes, E secure\n"
 		"erase, N flush only, K mark; F after it: FUA; S sync; M metadata),\n"
 		"first sector and length in 512-byte sectors, the submit and complete\n"
-		"ticks, 'point' where a crash point ends, and a mark's label.",
+		"ticks, 'point' where a crash point ends, and a mark's label.  --to -1\n"
+		"prints no entry: the entries of a state before the first one.",
 	.example = "  flushlog dump --from 100 --to 120 log.img\n  flushlog dump --json log.img | jq 'select(.fua)'",
 	.options = dump_options,
 	.run = run_dump,

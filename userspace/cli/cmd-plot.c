@@ -207,6 +207,10 @@ parse_highlight(const struct cli_command *cmd, const char *arg,
 			return -ENOMEM;
 		p->highlight = v;
 		errno = 0;
+		if (!strncmp(s, "-1", 2) && (!s[2] || s[2] == ',')) {
+			s += s[2] ? 3 : 2;	/* before the first entry: none */
+			continue;
+		}
 		if (*s < '0' || *s > '9')
 			cli_usage_error(cmd, "--highlight: '%s' is not a list of entry numbers", arg);
 		v[p->nr_highlight++] = strtoull(s, &end, 10);
@@ -279,7 +283,8 @@ const struct cli_command cmd_plot = {
 		"brown a secure erase.  Vertical lines are crash points: green a flush,\n"
 		"orange a FUA write, dashed purple a mark, with its label.  --highlight\n"
 		"draws the given entries' lines in red (crashtest passes the failing\n"
-		"points).  Entries that share a pixel column share one bar a kind.",
+		"points; -1, a state before any entry, draws nothing).  Entries that\n"
+		"share a pixel column share one bar a kind.",
 	.example =
 		"  flushlog plot -o log.svg log.img\n"
 		"  flushlog plot --highlight 120,245 -o failing.svg log.img",

@@ -63,11 +63,12 @@ const struct cli_command cmd_points = {
 	.synopsis = "[--json] LOG",
 	.summary = "List the crash points: where a crash may leave the disk.",
 	.description =
-		"A crash point ends at an entry: a completed cache flush (flush), a\n"
-		"completed FUA write (fua) or a mark; the end of the log is the last\n"
-		"point.  The state at a point is the replay of the first 'applied'\n"
-		"entries: 'entry' is the last of them (-1: none).  'point:N' and the\n"
-		"spec column name the point for 'flushlog replay --to'.",
+		"The start (point 0, the base) is the first crash point; the others end\n"
+		"at an entry: a completed cache flush (flush), a completed FUA write\n"
+		"(fua) or a mark; the end of the log is the last point.  The state at\n"
+		"a point is the replay of the first 'applied' entries: 'entry' is the\n"
+		"last of them (-1: none).  'point:N' and the spec column name the point\n"
+		"for 'flushlog replay --to'.",
 	.example = "  flushlog points log.img\n  flushlog points --json log.img | jq -r .spec",
 	.options = points_options,
 	.run = run_points,

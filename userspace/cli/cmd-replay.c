@@ -19,7 +19,10 @@
 
 #include "cli.h"
 
-enum { OPT_OUTPUT, OPT_TO, OPT_STATE, OPT_FROM, OPT_BASE, OPT_IN_PLACE, OPT_QUIET };
+enum {
+	OPT_OUTPUT, OPT_TO, OPT_STATE, OPT_FROM, OPT_BASE, OPT_IN_PLACE, OPT_QUIET,
+	OPT_NO_ORDER_CHECK,
+};
 
 static const struct cli_option replay_options[] = {
 	[OPT_OUTPUT] = { "output", 'o', "IMAGE",
@@ -33,13 +36,15 @@ static const struct cli_option replay_options[] = {
 		       "start from a copy of BASE, not from zeroes" },
 	[OPT_IN_PLACE] = { "in-place", 0, NULL,
 			   "apply the entries onto IMAGE's current contents" },
-	[OPT_QUIET] = { "quiet", 'q', NULL, "no progress line on stderr" },
+	[OPT_QUIET] = { "quiet", 'q', NULL, "no progress line or size note on stderr" },
+	[OPT_NO_ORDER_CHECK] = { "no-order-check", 0, NULL,
+				 "use a log not in durability order (states may be wrong)" },
 	{ NULL },
 };
 
 struct replay_args {
 	const char *log_path, *output, *to, *from, *base, *state;
-	bool in_place, quiet;
+	bool in_place, quiet, check_order;
 };
 
 static void
@@ -158,7 +163,7 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 	const char *arg;
 	int opt;
 
-	*a = (struct replay_args) { 0 };
+	*a = (struct replay_args) { .check_order = true };
 	while ((opt = cli_next_option(cmd, argc, argv, &arg)) >= 0) {
 		switch (opt) {
 		case OPT_OUTPUT:
@@ -182,6 +187,9 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 		case OPT_QUIET:
 			a->quiet = true;
 			break;
+		case OPT_NO_ORDER_CHECK:
+			a->check_order = false;
+			break;
 		}
 	}
 	if (argc - cli_operand_index() != 1)
@@ -199,6 +207,56 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 		a->to = "end";
 }
 
+/*
+ * A dm-log-writes log does not record the device's size, only the
+ * highest sector written: an existing larger IMAGE keeps its size, and
+ * the size used is said.
+ */
+static uint64_t
+image_size(const struct cli_command *cmd, const struct replay_args *a,
+	   const struct fl_log_info *info)
+{
+	uint64_t size = info->data_sectors << FLUSHLOG_SECTOR_SHIFT;
+	struct stat st;
+
+	if (info->data_size_known || a->in_place || a->base)
+		return size;
+	if (!stat(a->output, &st) && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size > size) {
+		if (!a->quiet)
+			fprintf(stderr, "flushlog %s: the log does not record the device's size: '%s' keeps its %" PRIu64 " bytes (the highest sector written ends at %" PRIu64 ")\n",
+				cmd->name, a->output, (uint64_t)st.st_size, size);
+		return (uint64_t)st.st_size;
+	}
+	if (!a->quiet)
+		fprintf(stderr, "flushlog %s: the log does not record the device's size: '%s' is %" PRIu64 " bytes, up to the highest sector written\n",
+			cmd->name, a->output, size);
+	return size;
+}
+
+/* A state that keeps discards may need the base's old contents back. */
+static int
+apply_state(const struct replay_args *a, struct fl_log *log, int fd,
+	    const struct fl_state *state, struct fl_error *err)
+{
+	int base_fd = -1, ret;
+
+	if (state->keep_discards && a->base) {
+		base_fd = open(a->base, O_RDONLY | O_CLOEXEC);
+		if (base_fd < 0) {
+			ret = -errno;
+			snprintf(err->msg, sizeof(err->msg), "cannot open base '%s': %s",
+				 a->base, strerror(errno));
+			err->source = FL_ERR_ARG;
+			return ret;
+		}
+	}
+	ret = fl_state_apply_base(log, fd, base_fd, state, err);
+	if (base_fd >= 0)
+		close(base_fd);
+	return ret;
+}
+
 static int
 replay(const struct cli_command *cmd, const struct replay_args *a,
        struct fl_log *log, uint64_t from, uint64_t to,
@@ -210,8 +268,7 @@ replay(const struct cli_command *cmd, const struct replay_args *a,
 	char *tmp_path;
 	int fd, ret;
 
-	fd = prepare_image(cmd, a, info->data_sectors << FLUSHLOG_SECTOR_SHIFT,
-			   &tmp_path);
+	fd = prepare_image(cmd, a, image_size(cmd, a, info), &tmp_path);
 	if (fd < 0)
 		return EXIT_FAILED;
 	ret = fl_replay_open(log, fd, &r, &err);
@@ -222,7 +279,7 @@ replay(const struct cli_command *cmd, const struct replay_args *a,
 		if (!ret)
 			ret = fl_replay_to(r, to, &err);
 		if (!ret && state)
-			ret = fl_state_apply(log, fd, state, &err);
+			ret = apply_state(a, log, fd, state, &err);
 		if (!a->quiet && isatty(STDERR_FILENO))
 			fprintf(stderr, "\r\033[K");
 		if (ret && !tmp_path && err.source == FL_ERR_LOG)
@@ -266,7 +323,7 @@ run_replay(const struct cli_command *cmd, int argc, char **argv)
 	int ret;
 
 	parse_args(cmd, argc, argv, &a);
-	ret = cli_open_log(cmd, a.log_path, 0, &log);
+	ret = cli_open_ordered_log(cmd, a.log_path, a.check_order, &log);
 	if (ret)
 		return ret;
 	if ((a.state ? fl_state_parse(log, a.state, &state, &err) :
@@ -277,6 +334,11 @@ run_replay(const struct cli_command *cmd, int argc, char **argv)
 	}
 	if (a.state)
 		to = state.base;
+	if (a.state && state.keep_discards && a.in_place) {
+		fl_log_close(log);
+		cli_usage_error(cmd, "--state %s keeps what the discards overwrote, which --in-place no longer has: build it into a new image",
+				a.state);
+	}
 	if (to < from) {
 		fl_log_close(log);
 		cli_usage_error(cmd, "--%s %s comes before --from %s",
@@ -290,12 +352,13 @@ run_replay(const struct cli_command *cmd, int argc, char **argv)
 
 const struct cli_command cmd_replay = {
 	.name = "replay",
-	.synopsis = "-o IMAGE [--to POINT | --state NAME] [--base BASE | --in-place [--from POINT]] LOG",
+	.synopsis = "-o IMAGE [--to POINT | --state NAME] [--base BASE | --in-place [--from POINT]] [--no-order-check] LOG",
 	.summary = "Rebuild the data device's contents at a crash point.",
 	.description =
 		"POINT is one of: start, end, entry:N (after entry N), flush:K (the\n"
 		"K-th flush or FUA point), point:K (the K-th crash point of 'flushlog\n"
-		"points'), mark:LABEL (the first mark with that label).  Discards,\n"
+		"points', point:0 the start), mark:LABEL (the first mark with that\n"
+		"label).  Discards,\n"
 		"write-zeroes and secure erases leave zeroes.  Every data checksum is\n"
 		"checked before its data is used.  A regular-file IMAGE is replaced only\n"
 		"when the whole replay succeeded.  Without --base it starts as zeroes\n"
@@ -304,7 +367,14 @@ const struct cli_command cmd_replay = {
 		"--state NAME builds one of the crash states of 'flushlog check --states':\n"
 		"N (the first N entries), N+E,F (and entries E and F, which a volatile\n"
 		"write cache may have kept while losing those between), N~T:A+L (and\n"
-		"sectors A to A+L-1 of entry T, a torn write).",
+		"sectors A to A+L-1 of entry T, a torn write), and a final % (every\n"
+		"discard among them kept its old data: not with --in-place).\n"
+		"The log must be in durability order (checked from its ticks, as 'flushlog\n"
+		"info' does): a misordered one is refused with the entry named, exit 3;\n"
+		"--no-order-check is for logs known to be misordered, whose states may be\n"
+		"wrong.  A dm-log-writes log does not record the device's size: the image\n"
+		"ends at the highest sector written, or keeps the size of a larger IMAGE\n"
+		"that exists; the size used is said on stderr.",
 	.example =
 		"  flushlog replay -o state.img --to flush:12 log.img\n"
 		"  flushlog replay -o dev.img --base before.img --to mark:after-fsync log.img\n"
