@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer harness: the two log readers.  The input is a log file, in
+ * either format; it is opened as it is and with its checksums made right
+ * (fuzz_fix_checksums), each way without and with FL_OPEN_VERIFY_DATA |
+ * FL_OPEN_CHECK_ORDER, and every index entry, label and crash point of an
+ * opened log is read back and checked against the file it came from.
+ */
+#include <inttypes.h>
+
+#include "fuzz.h"
+
+#define STRICT_FLAGS	(FL_OPEN_VERIFY_DATA | FL_OPEN_CHECK_ORDER)
+
+static struct fuzz_file file;
+
+static void
+check_entries(const struct fl_log *log)
+{
+	const struct fl_log_info *info = fl_log_info(log);
+	const struct fl_entry *e = fl_log_entries(log);
+	uint64_t marks = 0;
+
+	FUZZ_ASSERT(info->used_bytes <= info->log_bytes);
+	for (uint64_t i = 0; i < info->nr_entries; i++) {
+		const char *label = fl_log_label(log, i);
+
+		/* an entry and its data lie inside the file */
+		FUZZ_ASSERT(e[i].offset >= info->log_block_size);
+		FUZZ_ASSERT(e[i].offset < info->used_bytes);
+		FUZZ_ASSERT(info->used_bytes - e[i].offset >=
+			    (uint64_t)info->log_block_size + e[i].data_len);
+		FUZZ_ASSERT(i == 0 || e[i].offset > e[i - 1].offset);
+		FUZZ_ASSERT(e[i].submit_tick <= e[i].complete_tick);
+		FUZZ_ASSERT(strcmp(fl_op_name(e[i].op), "unknown"));
+		if (e[i].op == FLUSHLOG_OP_MARK) {
+			FUZZ_ASSERT(strlen(label) <= FLUSHLOG_MAX_BLOCK_SIZE);
+			marks++;
+		} else {
+			FUZZ_ASSERT(!*label);
+		}
+		/* a range lies on the device: replay writes it unchecked */
+		if (e[i].op != FLUSHLOG_OP_FLUSH && e[i].op != FLUSHLOG_OP_MARK)
+			FUZZ_ASSERT(e[i].sector + e[i].nr_sectors >= e[i].sector &&
+				    e[i].sector + e[i].nr_sectors <= info->data_sectors);
+	}
+	FUZZ_ASSERT(marks == info->counts.marks);
+}
+
+static void
+check_points(const struct fl_log *log)
+{
+	const struct fl_log_info *info = fl_log_info(log);
+	struct fl_point *points;
+	struct fl_error err;
+	size_t n;
+
+	FUZZ_ASSERT(fl_log_points(log, &points, &n, &err) == 0);
+	FUZZ_ASSERT(n == info->counts.crash_points + 2);
+	FUZZ_ASSERT(points[0].kind == FL_POINT_START && !points[0].nr_applied);
+	FUZZ_ASSERT(points[n - 1].kind == FL_POINT_END);
+	FUZZ_ASSERT(points[n - 1].nr_applied == info->nr_entries);
+	for (size_t i = 1; i < n; i++) {
+		FUZZ_ASSERT(points[i].number == i);
+		FUZZ_ASSERT(points[i].nr_applied >= points[i - 1].nr_applied);
+		FUZZ_ASSERT(strcmp(fl_point_kind_name(points[i].kind), "unknown"));
+	}
+	free(points);
+}
+
+/* Open the file with flags; the entry count, or -1 if it was refused. */
+static int64_t
+read_log(unsigned int flags)
+{
+	struct fl_error err = { 0 };
+	struct fl_log *log;
+	int64_t n;
+	int ret;
+
+	ret = fl_log_open(file.path, flags, &log, &err);
+	if (ret) {
+		/* refused with a reason, never with a stale log */
+		FUZZ_ASSERT(ret < 0 && !log);
+		FUZZ_ASSERT(err.source != FL_ERR_NONE && err.msg[0]);
+		FUZZ_ASSERT(memchr(err.msg, 0, sizeof(err.msg)));
+		return -1;
+	}
+	check_entries(log);
+	check_points(log);
+	n = (int64_t)fl_log_info(log)->nr_entries;
+	fl_log_close(log);
+	return n;
+}
+
+static void
+read_both_ways(const void *data, size_t size)
+{
+	int64_t loose, strict;
+
+	fuzz_file_set(&file, data, size);
+	loose = read_log(0);
+	strict = read_log(STRICT_FLAGS);
+	/* the stricter open finds the same entries or refuses the log */
+	FUZZ_ASSERT(strict < 0 || strict == loose);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	unsigned char *fixed;
+
+	if (size > FUZZ_MAX_INPUT)
+		return 0;
+	if (file.fd <= 0)
+		fuzz_file_init(&file, "fuzz-log");
+	read_both_ways(data, size);
+	fixed = malloc(size ? size : 1);
+	FUZZ_ASSERT(fixed);
+	memcpy(fixed, data, size);
+	if (fuzz_fix_checksums(fixed, size) && memcmp(fixed, data, size))
+		read_both_ways(fixed, size);
+	free(fixed);
+	return 0;
+}
