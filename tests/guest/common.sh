@@ -7,6 +7,8 @@
 set -euo pipefail
 
 : "${FLUSHLOG_TOP:?run through qemu/run-guest}"
+# the guest's scratch space: its /tmp is the host's, read-only
+: "${TMPDIR:?run through qemu/run-guest}"
 export FLUSHLOG=${FLUSHLOG_BUILD:-$FLUSHLOG_TOP/build}/flushlog
 
 _fail() {

@@ -22,7 +22,7 @@ echo "flushlog write cache: $(cat "/sys/block/$dm/queue/write_cache"), fua $(cat
 # fio's random map (the default) keeps a job from writing a block twice:
 # two overlapping writes in flight at once have no defined result, on the
 # disk or in any log.
-cat >/tmp/job.fio <<'FIO'
+cat >"$TMPDIR/job.fio" <<'FIO'
 [global]
 filename=/dev/mapper/fl
 direct=1
@@ -69,7 +69,7 @@ FIO
 		sleep 0.2
 	done
 ) &
-fio --output=/tmp/fio.out /tmp/job.fio
+fio --output="$TMPDIR/fio.out" "$TMPDIR/job.fio"
 wait
 _flushlog_mark fl finished
 echo "status: $(_flushlog_status fl)"

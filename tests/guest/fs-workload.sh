@@ -7,7 +7,7 @@
 . "$FLUSHLOG_TOP/tests/guest/common.sh"
 
 scratch=/dev/flushlog/scratch
-mnt=/tmp/mnt
+mnt="$TMPDIR/mnt"
 mkdir -p "$mnt"
 
 workload() {	# workload DIR DEVICE-NAME
@@ -56,8 +56,8 @@ run_fs() {
 		[ "$fs" = btrfs ] && btrfs device scan --forget
 	done
 	"$FLUSHLOG" replay -q -o "$scratch" --to end "$log"
-	check_fs "$fs" "$scratch" >/tmp/fsck.out 2>&1 ||
-		{ cat /tmp/fsck.out; _fail "$fs: the final state fails its checker"; }
+	check_fs "$fs" "$scratch" >"$TMPDIR/fsck.out" 2>&1 ||
+		{ cat "$TMPDIR/fsck.out"; _fail "$fs: the final state fails its checker"; }
 	echo "$fs: 6 marks mount, the end passes the checker"
 }
 

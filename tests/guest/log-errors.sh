@@ -9,18 +9,18 @@ log=/dev/flushlog/log
 sz=$(blockdev --getsz "$log")
 dmsetup create logdev --table "0 $sz linear $log 0"
 _flushlog_init fl /dev/flushlog/data /dev/mapper/logdev
-head -c 8M /dev/urandom >/tmp/pattern
+head -c 8M /dev/urandom >"$TMPDIR/pattern"
 
-dd if=/tmp/pattern of=/dev/mapper/fl bs=64k count=64 oflag=direct conv=fsync status=none
+dd if="$TMPDIR/pattern" of=/dev/mapper/fl bs=64k count=64 oflag=direct conv=fsync status=none
 dmsetup suspend logdev
 dmsetup load logdev --table "0 $sz error"
 dmsetup resume logdev
-dd if=/tmp/pattern of=/dev/mapper/fl bs=64k skip=64 seek=64 oflag=direct conv=fsync status=none ||
+dd if="$TMPDIR/pattern" of=/dev/mapper/fl bs=64k skip=64 seek=64 oflag=direct conv=fsync status=none ||
 	_fail "writes failed once the log device failed"
 _flushlog_mark fl after-error 2>/dev/null || true
 status=$(_flushlog_status fl)
 [ "${status%% *}" = error ] || _fail "status is '$status', not error"
-cmp -n 8M /tmp/pattern /dev/mapper/fl || _fail "the data disk does not hold the writes"
+cmp -n 8M "$TMPDIR/pattern" /dev/mapper/fl || _fail "the data disk does not hold the writes"
 _flushlog_remove fl
 dmsetup remove logdev
 dmesg | grep -q "log write failed" || _fail "no log write error in dmesg"

@@ -5,24 +5,24 @@
 # (writes that no longer fit fail with ENOSPC and never reach the disk).
 . "$FLUSHLOG_TOP/tests/guest/common.sh"
 
-head -c 16M /dev/urandom >/tmp/pattern
+head -c 16M /dev/urandom >"$TMPDIR/pattern"
 
 _flushlog_init stop /dev/flushlog/data-stop /dev/flushlog/log-stop on_full=stop
-dd if=/tmp/pattern of=/dev/mapper/stop bs=256k oflag=direct conv=fsync status=none ||
+dd if="$TMPDIR/pattern" of=/dev/mapper/stop bs=256k oflag=direct conv=fsync status=none ||
 	_fail "on_full=stop: the writes failed"
 status=$(_flushlog_status stop)
 [ "${status%% *}" = full ] || _fail "on_full=stop: status is '$status'"
-cmp -n 16M /tmp/pattern /dev/mapper/stop || _fail "on_full=stop: the data disk lost writes"
+cmp -n 16M "$TMPDIR/pattern" /dev/mapper/stop || _fail "on_full=stop: the data disk lost writes"
 _flushlog_remove stop
 echo "on_full=stop: all writes done, status '$status'"
 
 _flushlog_init fail /dev/flushlog/data-fail /dev/flushlog/log-fail on_full=fail
-if dd if=/tmp/pattern of=/dev/mapper/fail bs=256k oflag=direct status=none 2>/tmp/dd.err; then
+if dd if="$TMPDIR/pattern" of=/dev/mapper/fail bs=256k oflag=direct status=none 2>"$TMPDIR/dd.err"; then
 	_fail "on_full=fail: 16 MiB fit in a 2 MiB log"
 fi
-grep -q "No space left on device" /tmp/dd.err || _fail "on_full=fail: dd said $(cat /tmp/dd.err)"
+grep -q "No space left on device" "$TMPDIR/dd.err" || _fail "on_full=fail: dd said $(cat "$TMPDIR/dd.err")"
 status=$(_flushlog_status fail)
 [ "${status%% *}" = full ] || _fail "on_full=fail: status is '$status'"
 sync
 _flushlog_remove fail
-echo "on_full=fail: $(head -n 1 /tmp/dd.err); status '$status'"
+echo "on_full=fail: $(head -n 1 "$TMPDIR/dd.err"); status '$status'"

@@ -9,13 +9,13 @@ data=/dev/flushlog/data
 log=/dev/flushlog/log
 dmsetup create lw --table "0 $(blockdev --getsz "$data") log-writes $data $log"
 mkfs.ext4 -q /dev/mapper/lw
-mkdir -p /tmp/mnt
-mount /dev/mapper/lw /tmp/mnt
+mkdir -p "$TMPDIR/mnt"
+mount /dev/mapper/lw "$TMPDIR/mnt"
 for i in 1 2 3; do
-	dd if=/dev/urandom of="/tmp/mnt/f$i" bs=4k count=$((i * 7)) conv=fsync status=none
+	dd if=/dev/urandom of="$TMPDIR/mnt/f$i" bs=4k count=$((i * 7)) conv=fsync status=none
 	dmsetup message lw 0 mark "fsync-$i"
 done
-umount /tmp/mnt
+umount "$TMPDIR/mnt"
 dd if=/dev/urandom of=/dev/mapper/lw bs=64k count=16 seek=200 oflag=direct,dsync status=none
 dmsetup message lw 0 mark raw
 dmsetup remove lw
