@@ -1070,7 +1070,8 @@ fl_log_states(const struct fl_log *log, const struct fl_point *points,
 	ret = list_states(&pl, plan, nr_points, others, &list);
 	if (ret)
 		goto out;
-	qsort(list.v, list.n, sizeof(*list.v), by_base);
+	if (list.n)	/* no points: no list, and qsort must not see NULL */
+		qsort(list.v, list.n, sizeof(*list.v), by_base);
 	*states = list.v;
 	*nr_states = list.n;
 	list.v = NULL;
