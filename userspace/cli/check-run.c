@@ -1,0 +1,886 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flushlog check's engine: the private work folder and the signals that
+ * clean it up, the choice of states, and the checkers: spawned, reaped
+ * and killed at --timeout.
+ *
+ * One master image is advanced through the log once (fl_replay_to), and
+ * each checker gets its own copy of the master at its point: a reflink
+ * where the filesystem shares blocks, a sparse copy elsewhere.  A checker
+ * that writes to its image (a mount replaying a journal) therefore never
+ * disturbs the next state, and checking N points costs one pass over the
+ * log plus the checkers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/fs.h>
+
+#include "check.h"
+
+/*
+ * A private copy of src, shared blocks where possible, holes kept: its
+ * open descriptor, or a negative errno.
+ */
+static int
+clone_image(int src, const char *path, uint64_t size)
+{
+	int dst = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int ret = 0;
+
+	if (dst < 0)
+		return -errno;
+	if (ioctl(dst, FICLONE, src)) {
+		ret = ftruncate(dst, (off_t)size) ? -errno : 0;
+		if (!ret)
+			ret = cli_copy_sparse(src, dst);
+	}
+	if (ret) {
+		close(dst);
+		return ret;
+	}
+	return dst;
+}
+
+char *
+replace_braces(const char *arg, const char *image)
+{
+	const char *at = strstr(arg, "{}");
+	char *out;
+
+	if (!at)
+		return strdup(arg);
+	if (asprintf(&out, "%.*s%s%s", (int)(at - arg), arg, image, at + 2) < 0)
+		return NULL;
+	return out;
+}
+
+/* Grace between a timed-out checker's SIGTERM and its SIGKILL, seconds. */
+#define KILL_GRACE	5.0
+/* While states finish, the reports are rewritten at most this often. */
+#define REPORT_INTERVAL	1.0
+
+double
+now_seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * Is this the state its point guarantees?  A reordered state can fold
+ * into a plain name (its extras right after the point) without being one.
+ */
+bool
+is_prefix(const struct state_result *s)
+{
+	return !s->st.nr_extra && s->st.torn == FL_NO_ENTRY &&
+	       !s->st.keep_discards && s->st.base == s->point->nr_applied;
+}
+
+/*
+ * FLUSHLOG_LAST_MARK: the label of the last mark among the point's entries,
+ * for a checker that knows what each mark promised (an fsync oracle).
+ */
+static const char *
+last_mark(const struct fl_log *log, uint64_t nr_applied)
+{
+	const struct fl_entry *e = fl_log_entries(log);
+
+	for (uint64_t i = nr_applied; i-- > 0;)
+		if (e[i].op == FLUSHLOG_OP_MARK)
+			return fl_log_label(log, i);
+	return NULL;
+}
+
+/*
+ * FLUSHLOG_AFTER_MARK: the first mark logged at or after the crash: nothing
+ * issued after it can be in the state.  A prefix state is the crash at its
+ * point; another may be a crash as late as the end of the point's epoch
+ * (the next flush or FUA completion).  Unset when the log has no such mark.
+ */
+static const char *
+after_mark(const struct fl_log *log, uint64_t nr_applied, bool prefix)
+{
+	const struct fl_entry *e = fl_log_entries(log);
+	uint64_t n = fl_log_info(log)->nr_entries, i = nr_applied;
+
+	if (prefix) {
+		i = nr_applied ? nr_applied - 1 : 0;
+	} else {
+		while (i < n && (!(e[i].flags & FL_ENTRY_CRASH_POINT) ||
+				 e[i].op == FLUSHLOG_OP_MARK))
+			i++;
+		i++;
+	}
+	for (; i < n; i++)
+		if (e[i].op == FLUSHLOG_OP_MARK)
+			return fl_log_label(log, i);
+	return NULL;
+}
+
+/*
+ * The environment that names a state to its checker (value NULL: unset),
+ * given to set(): the checker's own, or the lines of a reproducer.
+ */
+void
+state_env(const struct check_run *run, const struct state_result *s,
+	  const char *image, env_fn set, void *ctx)
+{
+	const struct fl_point *p = s->point;
+	char point[24], entry[24];
+
+	snprintf(point, sizeof(point), "%" PRIu64, p->number);
+	snprintf(entry, sizeof(entry), "%" PRId64, (int64_t)p->nr_applied - 1);
+	set(ctx, "FLUSHLOG_POINT", point);
+	set(ctx, "FLUSHLOG_ENTRY", entry);
+	set(ctx, "FLUSHLOG_SPEC", s->spec);
+	set(ctx, "FLUSHLOG_STATE_NAME", s->name);
+	set(ctx, "FLUSHLOG_STATE", image);
+	set(ctx, "FLUSHLOG_KIND", fl_point_kind_name(p->kind));
+	set(ctx, "FLUSHLOG_MARK", p->kind == FL_POINT_MARK ?
+	    fl_log_label(run->log, p->nr_applied - 1) : NULL);
+	set(ctx, "FLUSHLOG_LAST_MARK", last_mark(run->log, p->nr_applied));
+	set(ctx, "FLUSHLOG_AFTER_MARK",
+	    after_mark(run->log, p->nr_applied, is_prefix(s)));
+}
+
+static void
+set_env(void *ctx, const char *name, const char *value)
+{
+	(void)ctx;
+	if (value)
+		setenv(name, value, 1);
+	else
+		unsetenv(name);
+}
+
+/*
+ * Fatal signals: the handler kills the running checkers' process groups,
+ * removes the private work folder and dies of the signal again.
+ */
+static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP };
+#define NR_FATAL	(sizeof(fatal_signals) / sizeof(fatal_signals[0]))
+static struct sigaction saved_actions[NR_FATAL];
+static sigset_t saved_mask;
+static struct check_run *signal_run;
+
+/* What getdents64 returns; glibc's struct dirent is not the kernel's. */
+struct raw_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+static bool
+is_dot(const char *name)
+{
+	return name[0] == '.' &&
+	       (!name[1] || (name[1] == '.' && !name[2]));
+}
+
+/*
+ * Remove the private work folder and the files in it.  Async-signal-safe
+ * (raw getdents64, unlinkat, rmdir): the fatal signal handler calls it.
+ * Passes repeat while they remove something, as unlinking moves entries.
+ */
+static void
+remove_work_dir(struct check_run *run)
+{
+	char buf[2048] __attribute__((aligned(8)));
+	bool again = true;
+	long n;
+
+	if (run->work_fd < 0)
+		return;
+	while (again) {
+		again = false;
+		lseek(run->work_fd, 0, SEEK_SET);
+		while ((n = syscall(SYS_getdents64, run->work_fd, buf,
+				    sizeof(buf))) > 0) {
+			for (long off = 0; off < n;) {
+				struct raw_dirent64 *d = (void *)(buf + off);
+
+				off += d->d_reclen;
+				if (!is_dot(d->d_name) &&
+				    !unlinkat(run->work_fd, d->d_name, 0))
+					again = true;
+			}
+		}
+	}
+	rmdir(run->work_dir);
+	close(run->work_fd);
+	run->work_fd = -1;
+}
+
+static void
+on_fatal_signal(int sig)
+{
+	struct check_run *run = signal_run;
+
+	if (run) {
+		for (size_t i = 0; i < run->nr_states; i++)
+			if (run->states[i].pid > 0)
+				kill(-run->states[i].pid, SIGKILL);
+		remove_work_dir(run);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);	/* blocked in the handler: delivered on return */
+}
+
+static void
+fatal_set(sigset_t *set)
+{
+	sigemptyset(set);
+	for (size_t i = 0; i < NR_FATAL; i++)
+		sigaddset(set, fatal_signals[i]);
+}
+
+/*
+ * From here until release_signals(), a fatal signal cleans up, and
+ * SIGCHLD is blocked so that sigtimedwait() can wait for it.
+ */
+void
+catch_signals(struct check_run *run)
+{
+	struct sigaction sa = { .sa_handler = on_fatal_signal };
+	sigset_t chld;
+
+	signal_run = run;
+	fatal_set(&sa.sa_mask);
+	for (size_t i = 0; i < NR_FATAL; i++) {
+		sigaction(fatal_signals[i], &sa, &saved_actions[i]);
+		/* ignored by whoever started us (nohup): stays ignored */
+		if (saved_actions[i].sa_handler == SIG_IGN)
+			sigaction(fatal_signals[i], &saved_actions[i], NULL);
+	}
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &saved_mask);
+}
+
+/* The caller's actions and mask again (also in a child before exec). */
+void
+restore_signals(void)
+{
+	for (size_t i = 0; i < NR_FATAL; i++)
+		sigaction(fatal_signals[i], &saved_actions[i], NULL);
+	sigprocmask(SIG_SETMASK, &saved_mask, NULL);
+}
+
+/* Remove the work folder, then give the signals back. */
+void
+release_signals(struct check_run *run)
+{
+	sigset_t fatal;
+
+	fatal_set(&fatal);
+	sigprocmask(SIG_BLOCK, &fatal, NULL);
+	remove_work_dir(run);
+	signal_run = NULL;
+	restore_signals();
+}
+
+/* The private folder in --workdir that every file of this run goes in. */
+int
+make_work_dir(struct check_run *run, struct check_args *a)
+{
+	int n = snprintf(run->work_dir, sizeof(run->work_dir),
+			 "%s/flushlog-check.XXXXXX", a->workdir);
+
+	if (n < 0 || (size_t)n >= sizeof(run->work_dir) - 32) {
+		fprintf(stderr, "flushlog check: --workdir '%s' is too long\n",
+			a->workdir);
+		return -1;
+	}
+	if (!mkdtemp(run->work_dir)) {
+		fprintf(stderr, "flushlog check: cannot make a folder in '%s': %s\n",
+			a->workdir, strerror(errno));
+		return -1;
+	}
+	run->work_fd = open(run->work_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (run->work_fd < 0) {
+		fprintf(stderr, "flushlog check: cannot open '%s': %s\n",
+			run->work_dir, strerror(errno));
+		rmdir(run->work_dir);
+		return -1;
+	}
+	a->workdir = run->work_dir;
+	return 0;
+}
+
+/* What a child that could not exec the checker sends up its pipe. */
+struct exec_failure {
+	int stage;	/* 0: the output file, 1: the checker itself */
+	int err;	/* errno */
+};
+
+static void __attribute__((noreturn))
+child_fails(int pipe_fd, int stage)
+{
+	struct exec_failure f = { stage, errno };
+	ssize_t n = write(pipe_fd, &f, sizeof(f));
+
+	(void)n;	/* nothing more to say if the parent cannot hear */
+	_exit(127);
+}
+
+/*
+ * In the child: the checker, in a process group of its own (so that a
+ * timeout kills all it started), with {} and FLUSHLOG_* filled in.  The
+ * pipe closes on exec; a failure before that goes up it instead.
+ */
+static void __attribute__((noreturn))
+exec_checker(const struct check_run *run, const struct state_result *s,
+	     pid_t parent, int pipe_fd)
+{
+	const struct check_args *a = run->args;
+	char **argv = calloc(a->cmd_argc + 1, sizeof(*argv));
+	int fd;
+
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);	/* not outlive a killed run */
+	if (getppid() != parent)
+		_exit(127);
+	restore_signals();
+	fd = open(s->output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 ||
+	    dup2(fd, STDERR_FILENO) < 0)
+		child_fails(pipe_fd, 0);
+	errno = ENOMEM;
+	if (!argv)
+		child_fails(pipe_fd, 1);
+	for (int i = 0; i < a->cmd_argc; i++) {
+		argv[i] = replace_braces(a->cmd[i], s->image);
+		if (!argv[i])
+			child_fails(pipe_fd, 1);
+	}
+	state_env(run, s, s->image, set_env, NULL);
+	execvp(argv[0], argv);
+	child_fails(pipe_fd, 1);
+}
+
+static double
+elapsed(const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - since->tv_sec) +
+	       (double)(now.tv_nsec - since->tv_nsec) / 1e9;
+}
+
+static void
+show_progress(const struct check_run *run)
+{
+	if (run->progress)
+		fprintf(stderr, "\rflushlog check: %zu/%zu states, %zu failed ",
+			run->done, run->nr_states, run->failed);
+}
+
+/* The first line of a file, for a one-line message; "" if none. */
+static void
+first_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/*
+ * The checker cannot be started: the run stops with one message naming
+ * it, not a failure per state.
+ */
+static void
+checker_cannot_run(struct check_run *run, const char *why, const char *output)
+{
+	char detail[256] = "";
+
+	if (output)
+		first_line(output, detail, sizeof(detail));
+	if (!run->cannot_run) {
+		if (run->progress)
+			fprintf(stderr, "\r\033[K");
+		fprintf(stderr, "flushlog check: cannot run the checker '%s': %s%s%s\n",
+			run->args->cmd[0], why, *detail ? ": " : "", detail);
+	}
+	run->cannot_run = true;
+	run->stop = true;
+}
+
+/* Record a checker's end: its result, or none if it could not run. */
+static void
+finish_state(struct check_run *run, struct state_result *s, int status)
+{
+	pid_t pid = s->pid;
+
+	s->pid = 0;
+	s->seconds = elapsed(&s->start);
+	s->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) :
+		       128 + WTERMSIG(status);
+	if (s->timed_out)	/* what it started may outlive it */
+		kill(-pid, SIGKILL);
+	unlink(s->image);
+	run->running--;
+	if (!run->cannot_run && !s->timed_out && WIFEXITED(status) &&
+	    (s->exit_code == 126 || s->exit_code == 127))
+		checker_cannot_run(run, s->exit_code == 126 ?
+				   "it exited 126 (not executable)" :
+				   "it exited 127 (not found)", s->output);
+	if (run->cannot_run) {	/* no result: the run is void */
+		s->exit_code = -1;
+		s->timed_out = false;
+		unlink(s->output);
+		return;
+	}
+	run->done++;
+	if (s->exit_code) {
+		run->failed++;
+		run->timeouts += s->timed_out;
+		if (!run->args->keep_going)
+			run->stop = true;
+	} else {
+		unlink(s->output);
+	}
+	run->reports_dirty = true;
+	if (now_seconds() - run->reports_saved >= REPORT_INTERVAL)
+		save_reports(run);
+	show_progress(run);
+}
+
+/*
+ * --timeout: SIGTERM to a late checker's process group, SIGKILL to it
+ * KILL_GRACE seconds later.  Returns the next deadline, 0 for none.
+ */
+static double
+enforce_timeouts(struct check_run *run, double now)
+{
+	double next = 0;
+
+	for (size_t i = 0; i < run->nr_states; i++) {
+		struct state_result *s = &run->states[i];
+
+		if (!s->pid || !s->deadline)
+			continue;
+		if (now >= s->deadline && !s->timed_out) {
+			s->timed_out = true;
+			kill(-s->pid, SIGTERM);
+			s->deadline = now + KILL_GRACE;
+		} else if (now >= s->deadline) {
+			kill(-s->pid, SIGKILL);
+			s->deadline = 0;
+			continue;
+		}
+		if (!next || s->deadline < next)
+			next = s->deadline;
+	}
+	return next;
+}
+
+/* Sleep until a child exits, a deadline passes or the reports are due. */
+static void
+wait_for_event(struct check_run *run)
+{
+	double now = now_seconds(), next = enforce_timeouts(run, now);
+	struct timespec ts;
+	sigset_t chld;
+
+	if (run->reports_dirty) {
+		double due = run->reports_saved + REPORT_INTERVAL;
+
+		if (due <= now)
+			save_reports(run);
+		else if (!next || due < next)
+			next = due;
+	}
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (!next) {
+		sigwaitinfo(&chld, NULL);
+		return;
+	}
+	next = next > now ? next - now : 0;
+	ts.tv_sec = (time_t)next;
+	ts.tv_nsec = (long)((next - (double)ts.tv_sec) * 1e9);
+	sigtimedwait(&chld, NULL, &ts);
+}
+
+/* Wait for one checker to end and record it. */
+static void
+reap_one(struct check_run *run)
+{
+	for (;;) {
+		int status;
+		pid_t pid = waitpid(-1, &status, WNOHANG);
+
+		if (pid < 0 && errno != EINTR)
+			return;
+		if (pid > 0) {
+			for (size_t i = 0; i < run->nr_states; i++)
+				if (run->states[i].pid == pid) {
+					finish_state(run, &run->states[i], status);
+					return;
+				}
+		}
+		if (!pid)
+			wait_for_event(run);
+	}
+}
+
+/* Fork the checker; its exec's success or errno comes up a CLOEXEC pipe. */
+static int
+spawn_checker(struct check_run *run, struct state_result *s,
+	      struct fl_error *err)
+{
+	struct exec_failure fail;
+	pid_t parent = getpid();
+	sigset_t fatal, old;
+	int fds[2], ret;
+	ssize_t n;
+
+	if (pipe2(fds, O_CLOEXEC)) {
+		ret = -errno;
+		cli_set_error(err, FL_ERR_OUTPUT, "cannot make a pipe: %s",
+			      strerror(errno));
+		return ret;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &s->start);
+	fflush(NULL);
+	/* the handler must see the pid of every child it has to kill */
+	fatal_set(&fatal);
+	sigprocmask(SIG_BLOCK, &fatal, &old);
+	s->pid = fork();
+	if (!s->pid) {
+		close(fds[0]);
+		exec_checker(run, s, parent, fds[1]);
+	}
+	ret = s->pid < 0 ? -errno : 0;
+	if (s->pid > 0) {
+		setpgid(s->pid, s->pid);
+		run->running++;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(fds[1]);
+	if (ret) {
+		s->pid = 0;
+		close(fds[0]);
+		cli_set_error(err, FL_ERR_OUTPUT, "cannot fork: %s",
+			      strerror(-ret));
+		return ret;
+	}
+	do
+		n = read(fds[0], &fail, sizeof(fail));
+	while (n < 0 && errno == EINTR);
+	close(fds[0]);
+	if (n != sizeof(fail)) {	/* it is running the checker */
+		s->deadline = run->args->timeout ?
+			      now_seconds() + run->args->timeout : 0;
+		return 0;
+	}
+	while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	s->pid = 0;
+	run->running--;
+	unlink(s->image);
+	unlink(s->output);
+	if (fail.stage == 0) {
+		cli_set_error(err, FL_ERR_OUTPUT, "cannot create '%s': %s",
+			      s->output, strerror(fail.err));
+		return -fail.err;
+	}
+	checker_cannot_run(run, strerror(fail.err), NULL);
+	return 0;
+}
+
+/* The state's extras; one that keeps discards may need the base back. */
+static int
+apply_state(const struct check_run *run, int image, const struct fl_state *st,
+	    struct fl_error *err)
+{
+	const char *base = run->args->base;
+	int base_fd = -1, ret;
+
+	if (st->keep_discards && base) {
+		base_fd = open(base, O_RDONLY | O_CLOEXEC);
+		if (base_fd < 0) {
+			ret = -errno;
+			cli_set_error(err, FL_ERR_ARG, "cannot open base '%s': %s",
+				      base, strerror(errno));
+			return ret;
+		}
+	}
+	ret = fl_state_apply_base(run->log, image, base_fd, st, err);
+	if (base_fd >= 0)
+		close(base_fd);
+	return ret;
+}
+
+/*
+ * A state's image and checker output, named only when it starts: a run may
+ * plan a million states, and most never need a file name.
+ */
+static int
+name_files(const struct check_run *run, struct state_result *s,
+	   struct fl_error *err)
+{
+	if (asprintf(&s->image, "%s/state-%zu.img", run->work_dir, s->index) < 0 ||
+	    asprintf(&s->output, "%s/state-%zu.out", run->work_dir, s->index) < 0) {
+		cli_set_error(err, FL_ERR_OUTPUT, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int
+start_one(struct check_run *run, struct fl_replay *replay, int master,
+	  uint64_t size, struct fl_error *err)
+{
+	struct state_result *s = &run->states[run->next++];
+	int ret, image;
+
+	if (s->exit_code >= 0)	/* a result from --resume */
+		return 0;
+	ret = name_files(run, s, err);
+	if (ret)
+		return ret;
+	ret = fl_replay_to(replay, s->st.base, err);
+	if (ret)
+		return ret;
+	ret = clone_image(master, s->image, size);
+	if (ret < 0) {
+		cli_set_error(err, FL_ERR_OUTPUT, "cannot copy the state to '%s': %s",
+				 s->image, strerror(-ret));
+		return ret;
+	}
+	image = ret;
+	ret = apply_state(run, image, &s->st, err);
+	if (close(image) && !ret) {
+		cli_set_error(err, FL_ERR_OUTPUT, "cannot write '%s': %s",
+			      s->image, strerror(errno));
+		ret = -EIO;
+	}
+	if (ret)
+		return ret;
+	return spawn_checker(run, s, err);
+}
+
+/*
+ * The points of the wanted kinds, from --from on.  The starting position
+ * is a crash point too (kind start): the point there, or where --from
+ * names no point (entry:N), point 0 at that position.  chosen has room
+ * for nr + 1 points.
+ */
+static int
+choose_points(struct check_run *run, const struct fl_point *all, size_t nr,
+	      struct fl_point *chosen, size_t *nr_chosen)
+{
+	const struct check_args *a = run->args;
+	struct fl_error err = { 0 };
+	bool want_start = a->kinds & KIND_BIT(FL_POINT_START);
+	uint64_t first = 0;
+
+	if (a->from && fl_log_resolve_point(run->log, a->from, &first, &err)) {
+		fprintf(stderr, "flushlog check: --from: %s\n", err.msg);
+		return -EINVAL;
+	}
+	*nr_chosen = 0;
+	for (size_t i = 0; i < nr; i++) {
+		bool at_start = all[i].nr_applied == first;
+
+		if (want_start && !at_start && all[i].nr_applied > first) {
+			/* --from entry:N: no point there, so one of its own */
+			chosen[(*nr_chosen)++] = (struct fl_point) {
+				.number = 0, .kind = FL_POINT_START,
+				.nr_applied = first,
+			};
+			want_start = false;
+		}
+		if ((want_start && at_start) ||
+		    ((a->kinds & KIND_BIT(all[i].kind)) && all[i].nr_applied >= first))
+			chosen[(*nr_chosen)++] = all[i];
+		if (at_start)
+			want_start = false;
+	}
+	return 0;
+}
+
+/* The chosen point numbered number: they are in ascending order. */
+static const struct fl_point *
+point_numbered(const struct fl_point *points, size_t nr, uint64_t number)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo + 1 < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (points[mid].number <= number)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &points[lo];
+}
+
+/*
+ * The states to check: those of the chosen points under the chosen
+ * models, counted and announced before any is run, then this shard's
+ * share of them.
+ */
+int
+choose_states(struct check_run *run, struct fl_point **points)
+{
+	const struct check_args *a = run->args;
+	struct fl_point *chosen = NULL;
+	struct fl_state *states = NULL;
+	struct fl_error err = { 0 };
+	size_t nr, nr_chosen, nr_states, k = 0;
+	uint64_t candidates;
+	int ret;
+
+	if (fl_log_points(run->log, points, &nr, &err))
+		return -ENOMEM;
+	chosen = calloc(nr + 1, sizeof(*chosen));
+	if (!chosen)
+		return -ENOMEM;
+	ret = choose_points(run, *points, nr, chosen, &nr_chosen);
+	if (!ret && (ret = fl_log_states(run->log, chosen, nr_chosen, &a->states,
+					 &states, &nr_states, &candidates, &err))) {
+		if (ret == -E2BIG)
+			fprintf(stderr, "flushlog check: %s: check a deterministic sample with --max-states N (N at most %d)\n",
+				err.msg, FL_STATES_LIMIT);
+		else
+			fprintf(stderr, "flushlog check: %s\n", err.msg);
+		ret = -EINVAL;
+	}
+	/* the states name their points among the chosen ones */
+	free(*points);
+	*points = chosen;
+	if (ret)
+		return ret;
+	run->states = calloc(nr_states ? nr_states : 1, sizeof(*run->states));
+	if (!run->states) {
+		free(states);
+		return -ENOMEM;
+	}
+	printf("%zu states at %zu crash points (%" PRIu64 " candidates%s)\n",
+	       nr_states, nr_chosen, candidates,
+	       a->states.max_states && candidates > a->states.max_states ?
+	       ", sampled" : "");
+	fflush(stdout);
+	for (size_t i = 0; i < nr_states; i++) {
+		struct state_result *s;
+
+		if (k++ % a->shard_n != a->shard_k)
+			continue;
+		s = &run->states[run->nr_states++];
+		s->st = states[i];
+		s->point = point_numbered(*points, nr_chosen, states[i].point);
+		s->exit_code = -1;
+		fl_state_name(&s->st, s->name, sizeof(s->name));
+		cli_point_spec(run->log, s->point, s->spec, sizeof(s->spec));
+		s->index = i;
+	}
+	free(states);
+	return 0;
+}
+
+/* The master image, at the base state, in the private work folder. */
+static int
+open_master(const struct check_run *run, char *path, size_t len,
+	    uint64_t *size, struct fl_error *err)
+{
+	const struct fl_log_info *info = fl_log_info(run->log);
+	const char *base = run->args->base;
+	int fd, base_fd;
+
+	*size = info->data_sectors << FLUSHLOG_SECTOR_SHIFT;
+	snprintf(path, len, "%s/master.img", run->work_dir);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return cli_set_error(err, FL_ERR_OUTPUT, "cannot create '%s': %s",
+				     path, strerror(errno)), -1;
+	if (base) {
+		base_fd = open(base, O_RDONLY | O_CLOEXEC);
+		if (base_fd < 0 || cli_file_size(base_fd) < *size) {
+			cli_set_error(err, FL_ERR_ARG, "base '%s': %s", base,
+				      base_fd < 0 ? strerror(errno) :
+				      "smaller than the logged device");
+			if (base_fd >= 0)
+				close(base_fd);
+			goto fail;
+		}
+		*size = cli_file_size(base_fd);
+		if (ioctl(fd, FICLONE, base_fd) &&
+		    (ftruncate(fd, (off_t)*size) || cli_copy_sparse(base_fd, fd))) {
+			cli_set_error(err, FL_ERR_OUTPUT, "cannot copy base '%s'", base);
+			close(base_fd);
+			goto fail;
+		}
+		close(base_fd);
+	} else if (ftruncate(fd, (off_t)*size)) {
+		cli_set_error(err, FL_ERR_OUTPUT, "cannot size '%s': %s", path,
+			      strerror(errno));
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	unlink(path);
+	return -1;
+}
+
+static void
+kill_running(struct check_run *run)
+{
+	for (size_t i = 0; i < run->nr_states; i++)
+		if (run->states[i].pid > 0)
+			kill(-run->states[i].pid, SIGKILL);
+}
+
+int
+run_states(struct check_run *run, struct fl_error *err)
+{
+	struct fl_replay *replay = NULL;
+	char master_path[PATH_MAX + 16];
+	uint64_t size;
+	int master, ret = 0;
+
+	master = open_master(run, master_path, sizeof(master_path), &size, err);
+	if (master < 0)
+		return -1;
+	ret = fl_replay_open(run->log, master, &replay, err);
+	while (!ret && run->next < run->nr_states && !run->stop) {
+		if (run->running == run->args->jobs)
+			reap_one(run);
+		else
+			ret = start_one(run, replay, master, size, err);
+	}
+	if (ret || run->cannot_run)
+		kill_running(run);
+	while (run->running)
+		reap_one(run);
+	if (replay)
+		fl_replay_close(replay);
+	close(master);
+	unlink(master_path);
+	if (run->progress)
+		fprintf(stderr, "\r\033[K");
+	return ret;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * flushlog check, shared between its files: cmd-check.c parses the options
+ * and drives a run, check-run.c is the engine (work folder, signals,
+ * checkers, state choice), check-report.c saves failures and writes and
+ * reads the reports.
+ */
+#ifndef FLUSHLOG_CHECK_H
+#define FLUSHLOG_CHECK_H
+
+#include <limits.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "cli.h"
+
+/* A kind of crash point as a bit of check_args.kinds. */
+#define KIND_BIT(k)	(1U << (k))
+
+/* What the command line asks for. */
+struct check_args {
+	const char *log_path, *base, *save_dir, *json, *junit, *workdir, *from;
+	unsigned int kinds, jobs, shard_k, shard_n;
+	struct fl_state_opts states;
+	bool keep_going, quiet;
+	char **cmd;		/* the checker's argv, with {} */
+	int cmd_argc;
+	char abs_log[PATH_MAX], abs_base[PATH_MAX], abs_cmd[PATH_MAX];
+	const char *resume;	/* --resume REPORT */
+	unsigned int timeout;	/* seconds a checker may run, 0: no limit */
+	bool check_order;	/* refuse a log not in durability order */
+};
+
+/* One planned state and, once checked or carried over, its result. */
+struct state_result {
+	const struct fl_point *point;	/* the earliest it is legal at */
+	struct fl_state st;
+	char name[FL_STATE_NAME_MAX];
+	char spec[96];
+	pid_t pid;		/* running checker, or 0 */
+	int exit_code;		/* 0 pass; -1 not run */
+	double seconds;
+	struct timespec start;
+	size_t index;		/* its number among all planned states */
+	char *image, *output;	/* its files, named when it starts */
+	double deadline;	/* when to SIGTERM, then SIGKILL it; 0: none */
+	bool timed_out;		/* killed at --timeout */
+	bool carried;		/* its result comes from --resume */
+};
+
+/* One run: the planned states, how far it got, its work folder. */
+struct check_run {
+	const struct check_args *args;
+	struct fl_log *log;
+	struct state_result *states;
+	size_t nr_states, next, done, failed, running;
+	bool stop;		/* a failure without --keep-going */
+	bool progress;
+	size_t timeouts, carried;
+	bool cannot_run;	/* a checker could not be started: exit 2 */
+	bool finished;		/* every planned state had its turn */
+	bool reports_dirty, report_error;
+	double reports_saved;	/* when the reports were last written */
+	int work_fd;		/* the private work folder, or -1 */
+	char work_dir[PATH_MAX];
+};
+
+/* Takes one variable of a state's environment; value NULL: unset. */
+typedef void (*env_fn)(void *ctx, const char *name, const char *value);
+
+
+/* check-run.c */
+
+/* Make the private work folder in a->workdir, and point a->workdir at it. */
+int make_work_dir(struct check_run *run, struct check_args *a);
+/* Until release_signals(), a fatal signal cleans up; SIGCHLD is blocked. */
+void catch_signals(struct check_run *run);
+/* The caller's signal actions and mask again (also in a child before exec). */
+void restore_signals(void);
+/* Remove the work folder, then give the signals back. */
+void release_signals(struct check_run *run);
+/* Plan the states to check into run->states; *points is what they point at. */
+int choose_states(struct check_run *run, struct fl_point **points);
+/* Run the checker on every planned state that has no result yet. */
+int run_states(struct check_run *run, struct fl_error *err);
+/* CLOCK_MONOTONIC, in seconds. */
+double now_seconds(void);
+/* arg with its first {} replaced by image, allocated; NULL if out of memory. */
+char *replace_braces(const char *arg, const char *image);
+/* Is this the state its point guarantees (no reordering, tearing, discards)? */
+bool is_prefix(const struct state_result *s);
+/* Give set() the FLUSHLOG_* variables that name state s, its image image. */
+void state_env(const struct check_run *run, const struct state_result *s,
+	       const char *image, env_fn set, void *ctx);
+
+/* check-report.c */
+
+/* Rewrite the --json and --junit reports as they stand. */
+void save_reports(struct check_run *run);
+/* --resume: take the states an earlier --json report has results for as done. */
+int load_resume(struct check_run *run);
+/* Print the failed states and the totals; save each failure with --save-failures. */
+void summarise(const struct check_run *run, const char *self);
+
+#endif /* FLUSHLOG_CHECK_H */
