@@ -15,8 +15,7 @@ struct fl_mark {
 
 struct fl_log {
 	int fd;
-	const unsigned char *map;	/* the whole log, read-only */
-	uint64_t map_len;
+	uint64_t size;			/* bytes of log when it was opened */
 	struct fl_log_info info;
 	struct fl_entry *entries;	/* info.nr_entries of them */
 	uint64_t entries_cap;
@@ -35,7 +34,36 @@ int fl_log_add_entry(struct fl_log *log, const struct fl_entry *e,
 		     const char *label, size_t label_len);
 int fl_log_check_order(const struct fl_log *log, struct fl_error *err);
 int fl_log_reserve(struct fl_log *log, uint64_t nr_entries);
-void fl_log_release(struct fl_log *log, uint64_t *released, uint64_t offset);
+
+/*
+ * The log is read with pread(), never mapped: a log file that shrinks or a
+ * device that fails a read then gives an error naming the offset, where a
+ * mapping would kill the process with SIGBUS.  A window holds the log bytes
+ * [lo, hi) in buf; reading one refills it from the offset wanted onwards.
+ */
+struct fl_log_window {
+	const struct fl_log *log;
+	unsigned char *buf;
+	size_t cap;
+	uint64_t lo, hi;
+};
+
+int fl_log_pread(const struct fl_log *log, void *buf, size_t len,
+		 uint64_t off, struct fl_error *err);
+int fl_window_init(struct fl_log_window *w, const struct fl_log *log,
+		   size_t cap);
+void fl_window_free(struct fl_log_window *w);
+int fl_window_read(struct fl_log_window *w, uint64_t off, size_t len,
+		   uint64_t limit, const unsigned char **data,
+		   struct fl_error *err);
+int fl_window_crc(struct fl_log_window *w, uint64_t off, uint64_t len,
+		  uint32_t *crc, struct fl_error *err);
+
+static inline bool
+fl_window_holds(const struct fl_log_window *w, uint64_t off, uint64_t len)
+{
+	return off >= w->lo && off <= w->hi && w->hi - off >= len;
+}
 
 /* Sorted, disjoint sector ranges [start, end) (states.c). */
 struct fl_range {

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Opening a log: map it, recognise its format and build the in-memory
- * index (struct fl_entry, 48 bytes an entry) in one forward pass.
+ * Opening a log: recognise its format and build the in-memory index
+ * (struct fl_entry, 48 bytes an entry) in one forward pass.  Reading it:
+ * pread() into a window, which turns a log that shrank or failed a read
+ * into an error naming the offset.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <linux/fs.h>
@@ -150,7 +152,7 @@ fl_log_add_entry(struct fl_log *log, const struct fl_entry *e,
 }
 
 static int
-map_log(struct fl_log *log, const char *path, struct fl_error *err)
+open_log(struct fl_log *log, const char *path, struct fl_error *err)
 {
 	struct stat st;
 	uint64_t size;
@@ -181,16 +183,123 @@ map_log(struct fl_log *log, const char *path, struct fl_error *err)
 		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
 				    "'%s' is too small to hold a log super block (%llu bytes)",
 				    path, (unsigned long long)size), -EBADMSG;
-	log->map = mmap(NULL, size, PROT_READ, MAP_SHARED, log->fd, 0);
-	if (log->map == MAP_FAILED) {
-		log->map = NULL;
-		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, FL_NO_ENTRY,
-				    "cannot map '%s': %s", path,
-				    strerror(errno)), -errno;
-	}
-	log->map_len = size;
+	log->size = size;
 	log->info.log_bytes = size;
-	madvise((void *)log->map, size, MADV_SEQUENTIAL);
+	posix_fadvise(log->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	return 0;
+}
+
+/*
+ * Read at least min and at most max bytes at off into buf; *got says how
+ * many.  Fewer than min is an error naming the offset: the log shrank
+ * (it had the bytes when it was opened) or the device failed.
+ */
+static int
+read_log(const struct fl_log *log, void *buf, size_t min, size_t max,
+	 uint64_t off, size_t *got, struct fl_error *err)
+{
+	struct stat st;
+
+	for (*got = 0; *got < min;) {
+		ssize_t n = pread(log->fd, (char *)buf + *got, max - *got,
+				  (off_t)(off + *got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, off,
+					    "cannot read the log at offset %" PRIu64 ": %s",
+					    off + *got, strerror(errno)), -errno;
+		if (!n) {
+			if (fstat(log->fd, &st) || !S_ISREG(st.st_mode))
+				st.st_size = (off_t)(off + *got);
+			return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, off,
+					    "the log shrank to %" PRIu64 " bytes: cannot read %zu bytes at offset %" PRIu64,
+					    (uint64_t)st.st_size, min, off),
+			       -ENODATA;
+		}
+		*got += n;
+	}
+	return 0;
+}
+
+/* len bytes at off, all of them, or an error naming the offset. */
+int
+fl_log_pread(const struct fl_log *log, void *buf, size_t len, uint64_t off,
+	     struct fl_error *err)
+{
+	size_t got;
+
+	return read_log(log, buf, len, len, off, &got, err);
+}
+
+int
+fl_window_init(struct fl_log_window *w, const struct fl_log *log, size_t cap)
+{
+	*w = (struct fl_log_window) { .log = log, .cap = cap };
+	w->buf = malloc(cap);
+	return w->buf ? 0 : -ENOMEM;
+}
+
+void
+fl_window_free(struct fl_log_window *w)
+{
+	free(w->buf);
+	w->buf = NULL;
+	w->lo = w->hi = 0;
+}
+
+/*
+ * Point *data at the log bytes [off, off + len), len at most the window's
+ * size.  A refill reads from off up to limit (the end of what the caller
+ * will want next) or as much as fits: it invalidates earlier pointers.
+ */
+int
+fl_window_read(struct fl_log_window *w, uint64_t off, size_t len,
+	       uint64_t limit, const unsigned char **data, struct fl_error *err)
+{
+	uint64_t want = len;
+	size_t got;
+	int ret;
+
+	if (len > w->cap)
+		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, off,
+				    "cannot hold %zu bytes of log at offset %" PRIu64 " at once",
+				    len, off), -E2BIG;
+	if (!fl_window_holds(w, off, len)) {
+		if (limit > off && limit - off > want)
+			want = limit - off < w->cap ? limit - off : w->cap;
+		w->lo = w->hi = 0;
+		ret = read_log(w->log, w->buf, len, want, off, &got, err);
+		if (ret)
+			return ret;
+		w->lo = off;
+		w->hi = off + got;
+	}
+	*data = w->buf + (off - w->lo);
+	return 0;
+}
+
+/* The CRC32C of the log bytes [off, off + len), read a window at a time. */
+int
+fl_window_crc(struct fl_log_window *w, uint64_t off, uint64_t len,
+	      uint32_t *crc, struct fl_error *err)
+{
+	const unsigned char *p;
+	uint32_t c = ~0U;
+	int ret;
+
+	while (len) {
+		size_t n = len < w->cap ? len : w->cap;
+
+		ret = fl_window_read(w, off, n, off + len, &p, err);
+		if (ret)
+			return ret;
+		c = fl_crc32c_update(c, p, n);
+		off += n;
+		len -= n;
+	}
+	*crc = ~c;
 	return 0;
 }
 
@@ -208,11 +317,12 @@ fl_log_open(const char *path, unsigned int flags, struct fl_log **logp,
 		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "out of memory"), -ENOMEM;
 	log->fd = -1;
-	ret = map_log(log, path, err);
+	ret = open_log(log, path, err);
 	if (ret)
 		goto out_close;
-
-	memcpy(&magic, log->map, sizeof(magic));
+	ret = fl_log_pread(log, &magic, sizeof(magic), 0, err);
+	if (ret)
+		goto out_close;
 	magic = fl_le64(magic);
 	if (magic == FLUSHLOG_SUPER_MAGIC) {
 		ret = fl_scan_flushlog(log, flags, err);
@@ -260,30 +370,9 @@ fl_log_close(struct fl_log *log)
 		free(log->marks[i].label);
 	free(log->marks);
 	free(log->entries);
-	if (log->map)
-		munmap((void *)log->map, log->map_len);
 	if (log->fd >= 0)
 		close(log->fd);
 	free(log);
-}
-
-/*
- * Drop the mapping's pages from *released up to offset from this process,
- * in steps, and advance *released (each pass keeps its own): a forward pass
- * over a log larger than memory then keeps a bounded resident set (the
- * pages stay in the page cache).
- */
-void
-fl_log_release(struct fl_log *log, uint64_t *released, uint64_t offset)
-{
-	const uint64_t step = 32ULL << 20;
-	uint64_t to = offset & ~(step - 1);
-
-	if (to <= *released)
-		return;
-	madvise((void *)(log->map + *released), to - *released,
-		MADV_DONTNEED);
-	*released = to;
 }
 
 const struct fl_log_info *

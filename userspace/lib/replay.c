@@ -1,18 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Replaying entries onto an image.  The log is mapped, so data goes from
- * the mapping straight to pwritev(): runs of writes to consecutive sectors
- * become one call, and each entry's data checksum is checked just before
- * its data is used, so a bad entry is never applied.  On a long replay a
- * second thread checks the checksums ahead of the writing one: the first
- * touch of the log's pages and the CRC then overlap with the copying.
+ * Replaying entries onto an image.  The log is read with pread() into a
+ * window of a few MiB (log.c): each entry's data checksum is checked in
+ * the window just before its data is used, so a bad entry is never
+ * applied and the bytes checked are the bytes written, and runs of writes
+ * to consecutive sectors go from the window to the image in one pwritev().
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -25,35 +22,8 @@
 #include "internal.h"
 
 #define RUN_MAX_IOV	512
-#define RUN_MAX_BYTES	(32U << 20)
+#define WINDOW_SIZE	(1U << 20)	/* log bytes read at once */
 #define PROGRESS_STEP	(256U << 20)	/* bytes of log between reports */
-#define VERIFY_AHEAD_MIN (64ULL << 20)	/* data worth a second thread */
-#define VERIFY_AHEAD_MAX (64ULL << 20)	/* how far it may run ahead */
-#define APPLIED_STEP	(4ULL << 20)	/* writer's progress reports */
-
-/*
- * The checksum thread.  It checks entries [next, end) in order and
- * publishes how far it got; the replaying thread applies an entry only
- * once it is checked, and publishes how far it got, so that the checker
- * stays at most VERIFY_AHEAD_MAX bytes of log ahead (the pages it maps
- * are released behind the replay).  lock protects the sleeping and
- * waking only.
- */
-struct verifier {
-	const struct fl_log *log;
-	pthread_t thread;
-	uint64_t end;
-	_Atomic uint64_t checked;	/* entries below this are good */
-	_Atomic uint64_t bad;		/* first bad entry, or UINT64_MAX */
-	_Atomic bool stop;
-	_Atomic uint64_t applied_offset; /* log offset the replay reached */
-	uint32_t bad_crc;		/* what the bad entry's data gave */
-	pthread_mutex_t lock;
-	pthread_cond_t progress;	/* checked moved: replayer waits */
-	pthread_cond_t room;		/* applied_offset moved: checker waits */
-	bool waiting;			/* the replaying thread sleeps */
-	bool checker_waiting;		/* the checking thread sleeps */
-};
 
 struct fl_replay {
 	struct fl_log *log;
@@ -64,9 +34,10 @@ struct fl_replay {
 	fl_progress_fn progress;
 	void *progress_arg;
 	uint64_t next_report;		/* log offset of the next report */
-	uint64_t released;		/* map released up to here */
-	struct verifier *verifier;	/* or NULL: check inline */
-	/* a run of pending writes to consecutive bytes of the image */
+	struct fl_log_window window;
+	uint64_t read_limit;		/* log bytes worth reading ahead to */
+	/* a run of pending writes to consecutive bytes of the image,
+	 * from the window: written before the window is refilled */
 	struct iovec iov[RUN_MAX_IOV];
 	int nr_iov;
 	uint64_t run_start, run_len;
@@ -117,8 +88,7 @@ queue_write(struct fl_replay *r, const void *data, uint64_t off, uint32_t len,
 	int ret;
 
 	if (r->nr_iov && (r->run_start + r->run_len != off ||
-			  r->nr_iov == RUN_MAX_IOV ||
-			  r->run_len + len > RUN_MAX_BYTES)) {
+			  r->nr_iov == RUN_MAX_IOV)) {
 		ret = write_run(r, err);
 		if (ret)
 			return ret;
@@ -207,9 +177,11 @@ fl_replay_open(struct fl_log *log, int image_fd, struct fl_replay **rp,
 				    info->data_sectors << FLUSHLOG_SECTOR_SHIFT),
 		       -ENOSPC;
 	r = calloc(1, sizeof(*r));
-	if (!r)
+	if (!r || fl_window_init(&r->window, log, WINDOW_SIZE)) {
+		free(r);
 		return fl_set_error(err, FL_ERR_OUTPUT, FL_NO_ENTRY,
 				    FL_NO_ENTRY, "out of memory"), -ENOMEM;
+	}
 	r->log = log;
 	r->fd = image_fd;
 	r->is_blockdev = S_ISBLK(st.st_mode);
@@ -248,167 +220,92 @@ needs_crc(const struct fl_log *log, const struct fl_entry *e)
 	       !log->info.data_verified && log->info.format == FL_FORMAT_FLUSHLOG;
 }
 
-static uint32_t
-entry_crc(const struct fl_log *log, const struct fl_entry *e)
+/* A log read failed (log.c names the offset): say for which entry. */
+static int
+name_entry(struct fl_error *err, uint64_t seq, int ret)
 {
-	return fl_crc32c(log->map + e->offset + log->info.log_block_size,
-			 e->data_len);
-}
-
-static void
-wake_replayer(struct verifier *v)
-{
-	pthread_mutex_lock(&v->lock);
-	if (v->waiting)
-		pthread_cond_signal(&v->progress);
-	pthread_mutex_unlock(&v->lock);
-}
-
-static bool
-too_far_ahead(struct verifier *v, uint64_t offset)
-{
-	return offset > atomic_load(&v->applied_offset) + VERIFY_AHEAD_MAX &&
-	       !atomic_load(&v->stop);
-}
-
-static void
-wait_for_room(struct verifier *v, uint64_t offset)
-{
-	while (too_far_ahead(v, offset)) {
-		pthread_mutex_lock(&v->lock);
-		v->checker_waiting = true;
-		if (too_far_ahead(v, offset))
-			pthread_cond_wait(&v->room, &v->lock);
-		v->checker_waiting = false;
-		pthread_mutex_unlock(&v->lock);
-	}
+	if (ret && err && err->source == FL_ERR_LOG && err->entry == FL_NO_ENTRY)
+		err->entry = seq;
+	return ret;
 }
 
 /*
- * The replay reached offset: let the checker go on if it waits.  Reports
- * come every APPLIED_STEP bytes, or at once (force) when the replay is
- * about to wait for the entry at offset: the checker never waits for
- * room to check the entry the replay waits for.
+ * Point *data at entry e's data bytes [skip, skip + len) in the window.
+ * A refill would overwrite what the pending run points to: write it first.
  */
-static void
-report_applied(struct verifier *v, uint64_t offset, bool force)
+static int
+entry_data(struct fl_replay *r, const struct fl_entry *e, uint64_t skip,
+	   uint32_t len, const unsigned char **data, struct fl_error *err)
 {
-	if (!force && offset < atomic_load(&v->applied_offset) + APPLIED_STEP)
-		return;
-	atomic_store(&v->applied_offset, offset);
-	pthread_mutex_lock(&v->lock);
-	if (v->checker_waiting)
-		pthread_cond_signal(&v->room);
-	pthread_mutex_unlock(&v->lock);
-}
+	uint64_t off = e->offset + r->log->info.log_block_size + skip;
+	int ret;
 
-static void *
-verify_ahead(void *arg)
-{
-	struct verifier *v = arg;
-	uint64_t i = atomic_load(&v->checked), since_wake = 0;
-
-	for (; i < v->end && !atomic_load(&v->stop); i++) {
-		const struct fl_entry *e = &v->log->entries[i];
-
-		wait_for_room(v, e->offset);
-		if (needs_crc(v->log, e)) {
-			uint32_t crc = entry_crc(v->log, e);
-
-			if (crc != e->data_crc) {
-				v->bad_crc = crc;
-				atomic_store(&v->bad, i);
-				break;
-			}
-			since_wake += e->data_len;
-		}
-		atomic_store(&v->checked, i + 1);
-		if (since_wake >= (1U << 20)) {
-			wake_replayer(v);
-			since_wake = 0;
-		}
+	if (r->nr_iov && !fl_window_holds(&r->window, off, len)) {
+		ret = write_run(r, err);
+		if (ret)
+			return ret;
 	}
-	atomic_store(&v->checked, i);
-	wake_replayer(v);
-	return NULL;
+	ret = fl_window_read(&r->window, off, len, r->read_limit, data, err);
+	return name_entry(err, (uint64_t)(e - r->log->entries), ret);
 }
 
-/* Wait until entry seq is checked; false if it is the bad one. */
-static bool
-wait_checked(struct verifier *v, uint64_t seq, uint32_t *bad_crc)
+/*
+ * Entry seq's data matches its checksum.  Data that fits the window stays
+ * there to be written; larger data (a crafted or unusual log) is read
+ * twice, once to check it and once to write it.
+ */
+static int
+check_data(struct fl_replay *r, uint64_t seq, struct fl_error *err)
 {
-	if (atomic_load(&v->checked) <= seq)
-		report_applied(v, v->log->entries[seq].offset, true);
-	while (atomic_load(&v->checked) <= seq) {
-		if (atomic_load(&v->bad) == seq) {
-			*bad_crc = v->bad_crc;
-			return false;
-		}
-		pthread_mutex_lock(&v->lock);
-		v->waiting = true;
-		if (atomic_load(&v->checked) <= seq &&
-		    atomic_load(&v->bad) != seq)
-			pthread_cond_wait(&v->progress, &v->lock);
-		v->waiting = false;
-		pthread_mutex_unlock(&v->lock);
+	const struct fl_entry *e = &r->log->entries[seq];
+	const unsigned char *data;
+	char why[96];
+	uint32_t crc;
+	int ret;
+
+	if (!needs_crc(r->log, e))
+		return 0;
+	if (e->data_len <= r->window.cap) {
+		ret = entry_data(r, e, 0, e->data_len, &data, err);
+		crc = ret ? 0 : fl_crc32c(data, e->data_len);
+	} else {
+		ret = r->nr_iov ? write_run(r, err) : 0;
+		if (!ret)
+			ret = fl_window_crc(&r->window, e->offset +
+					    r->log->info.log_block_size,
+					    e->data_len, &crc, err);
 	}
-	return true;
+	if (ret)
+		return name_entry(err, seq, ret);
+	if (crc == e->data_crc)
+		return 0;
+	snprintf(why, sizeof(why),
+		 "data checksum mismatch (stored 0x%08x, computed 0x%08x)",
+		 e->data_crc, crc);
+	return entry_error(err, FL_ERR_LOG, seq, e->offset, why, -EBADMSG);
 }
 
-static void
-stop_verifier(struct fl_replay *r)
+/* Queue entry e's data bytes [skip, skip + len) for image offset dst. */
+static int
+write_data(struct fl_replay *r, const struct fl_entry *e, uint64_t skip,
+	   uint64_t len, uint64_t dst, struct fl_error *err)
 {
-	struct verifier *v = r->verifier;
+	const unsigned char *data;
+	int ret;
 
-	if (!v)
-		return;
-	atomic_store(&v->stop, true);
-	pthread_mutex_lock(&v->lock);
-	pthread_cond_signal(&v->room);
-	pthread_mutex_unlock(&v->lock);
-	pthread_join(v->thread, NULL);
-	pthread_mutex_destroy(&v->lock);
-	pthread_cond_destroy(&v->progress);
-	pthread_cond_destroy(&v->room);
-	free(v);
-	r->verifier = NULL;
-}
+	while (len) {
+		uint32_t n = len < r->window.cap ? len : r->window.cap;
 
-/* Worth a thread: enough unchecked data ahead, and a second CPU. */
-static void
-start_verifier(struct fl_replay *r, uint64_t end)
-{
-	const struct fl_log *log = r->log;
-	uint64_t bytes = 0;
-	struct verifier *v;
-
-	if (log->info.data_verified || log->info.format != FL_FORMAT_FLUSHLOG ||
-	    sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return;
-	for (uint64_t i = r->pos; i < end && bytes < VERIFY_AHEAD_MIN; i++)
-		bytes += log->entries[i].data_len;
-	if (bytes < VERIFY_AHEAD_MIN)
-		return;
-	v = calloc(1, sizeof(*v));
-	if (!v)
-		return;		/* check inline instead */
-	v->log = log;
-	v->end = end;
-	atomic_init(&v->checked, r->pos);
-	atomic_init(&v->bad, UINT64_MAX);
-	atomic_init(&v->stop, false);
-	atomic_init(&v->applied_offset, log->entries[r->pos].offset);
-	pthread_mutex_init(&v->lock, NULL);
-	pthread_cond_init(&v->progress, NULL);
-	pthread_cond_init(&v->room, NULL);
-	if (pthread_create(&v->thread, NULL, verify_ahead, v)) {
-		pthread_mutex_destroy(&v->lock);
-		pthread_cond_destroy(&v->progress);
-		pthread_cond_destroy(&v->room);
-		free(v);
-		return;
+		ret = entry_data(r, e, skip, n, &data, err);
+		if (!ret)
+			ret = queue_write(r, data, dst, n, err);
+		if (ret)
+			return ret;
+		skip += n;
+		dst += n;
+		len -= n;
 	}
-	r->verifier = v;
+	return 0;
 }
 
 static int
@@ -418,7 +315,6 @@ apply_entry(struct fl_replay *r, uint64_t seq, struct fl_error *err)
 	const struct fl_entry *e = &log->entries[seq];
 	uint64_t start = e->sector << FLUSHLOG_SECTOR_SHIFT;
 	uint64_t len = (uint64_t)e->nr_sectors << FLUSHLOG_SECTOR_SHIFT;
-	const unsigned char *data;
 	int ret;
 
 	if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK)
@@ -442,22 +338,10 @@ apply_entry(struct fl_replay *r, uint64_t seq, struct fl_error *err)
 		return entry_error(err, FL_ERR_LOG, seq, e->offset,
 				   "write logged without its data (a no_data log) cannot be replayed",
 				   -ENODATA);
-	data = log->map + e->offset + log->info.log_block_size;
-	if (needs_crc(log, e)) {
-		uint32_t crc = e->data_crc;
-
-		if (r->verifier ? !wait_checked(r->verifier, seq, &crc) :
-				  (crc = entry_crc(log, e)) != e->data_crc) {
-			char why[96];
-
-			snprintf(why, sizeof(why),
-				 "data checksum mismatch (stored 0x%08x, computed 0x%08x)",
-				 e->data_crc, crc);
-			return entry_error(err, FL_ERR_LOG, seq, e->offset,
-					   why, -EBADMSG);
-		}
-	}
-	return queue_write(r, data, start, e->data_len, err);
+	ret = check_data(r, seq, err);
+	if (ret)
+		return ret;
+	return write_data(r, e, 0, e->data_len, start, err);
 }
 
 int
@@ -474,30 +358,24 @@ fl_replay_to(struct fl_replay *r, uint64_t nr_applied, struct fl_error *err)
 		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "cannot replay backwards from %" PRIu64 " to %" PRIu64 " entries",
 				    r->pos, nr_applied), -EINVAL;
-	start_verifier(r, nr_applied);
+	/* the window reads ahead over the entries to apply, not past them */
+	if (nr_applied)
+		r->read_limit = log->entries[nr_applied - 1].offset +
+				log->info.log_block_size +
+				log->entries[nr_applied - 1].data_len;
 	for (; r->pos < nr_applied; r->pos++) {
 		ret = apply_entry(r, r->pos, err);
 		if (ret)
 			break;
-		if (r->verifier)
-			report_applied(r->verifier, log->entries[r->pos].offset,
-				       false);
-		/* queued writes still point into the map: keep those pages */
-		fl_log_release(r->log, &r->released, r->nr_iov ?
-			       (uint64_t)((const unsigned char *)r->iov[0].iov_base - log->map) :
-			       log->entries[r->pos].offset);
 		if (r->progress && log->entries[r->pos].offset >= r->next_report) {
 			r->progress(r->progress_arg, log->entries[r->pos].offset,
 				    log->info.used_bytes);
 			r->next_report = log->entries[r->pos].offset + PROGRESS_STEP;
 		}
 	}
-	stop_verifier(r);
+	r->read_limit = 0;
 	/* entries before a failed one are applied: pos says how many */
 	flush_ret = r->nr_iov ? write_run(r, ret ? NULL : err) : 0;
-	if (r->pos)
-		fl_log_release(r->log, &r->released,
-			       log->entries[r->pos - 1].offset);
 	if (flush_ret && !ret) {
 		r->pos = nr_applied;	/* unknown how much landed */
 		return flush_ret;
@@ -522,6 +400,9 @@ fl_replay_set_progress(struct fl_replay *r, fl_progress_fn fn, void *arg)
 void
 fl_replay_close(struct fl_replay *r)
 {
+	if (!r)
+		return;
+	fl_window_free(&r->window);
 	free(r);
 }
 
@@ -534,6 +415,7 @@ apply_part(struct fl_replay *r, uint64_t seq, uint64_t first, uint64_t count,
 	const struct fl_entry *e = &log->entries[seq];
 	uint64_t off, len = count << FLUSHLOG_SECTOR_SHIFT;
 	uint64_t skip = first << FLUSHLOG_SECTOR_SHIFT;
+	int ret;
 
 	/* 64-bit sums of 32-bit parts: none of these can wrap */
 	if (e->op != FLUSHLOG_OP_WRITE || (e->flags & FLUSHLOG_F_NO_DATA) ||
@@ -545,11 +427,10 @@ apply_part(struct fl_replay *r, uint64_t seq, uint64_t first, uint64_t count,
 		return entry_error(err, FL_ERR_OUTPUT, seq, e->offset,
 				   "range ends beyond the end of the image", -ENOSPC);
 	off = (e->sector << FLUSHLOG_SECTOR_SHIFT) + skip;
-	if (needs_crc(log, e) && entry_crc(log, e) != e->data_crc)
-		return entry_error(err, FL_ERR_LOG, seq, e->offset,
-				   "data checksum mismatch", -EBADMSG);
-	return queue_write(r, log->map + e->offset + log->info.log_block_size + skip,
-			   off, (uint32_t)len, err);
+	ret = check_data(r, seq, err);
+	if (ret)
+		return ret;
+	return write_data(r, e, skip, len, off, err);
 }
 
 /*

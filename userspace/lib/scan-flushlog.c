@@ -23,6 +23,10 @@ enum slot_status {
 	SLOT_DATA_BAD,	/* good header, data missing or mismatched */
 };
 
+/* Log bytes read with each header: many small entries come in one read. */
+#define HEADER_AHEAD	(64U << 10)
+#define WINDOW_SIZE	(1U << 20)
+
 struct slot {
 	enum slot_status status;
 	struct flushlog_entry hdr;
@@ -97,14 +101,14 @@ check_super(struct fl_log *log, const struct flushlog_super *sb,
 	if (fl_le64(sb->log_id) != fl_le64(*(const __le64 *)sb->uuid))
 		return SUPER_BAD("log id does not match the uuid");
 	info->clean = state == FLUSHLOG_STATE_CLEAN;
-	if (info->log_block_size > log->map_len)
+	if (info->log_block_size > log->size)
 		return SUPER_BAD("log of %" PRIu64 " bytes is shorter than one log block",
-				 log->map_len);
-	if (info->clean && (used > log->map_len >> FLUSHLOG_SECTOR_SHIFT ||
+				 log->size);
+	if (info->clean && (used > log->size >> FLUSHLOG_SECTOR_SHIFT ||
 			    used << FLUSHLOG_SECTOR_SHIFT <
 			    info->log_block_size))
 		return SUPER_BAD("log is truncated or its used size is wrong: %" PRIu64 " sectors used, %" PRIu64 " bytes present",
-				 used, log->map_len);
+				 used, log->size);
 	return 0;
 #undef SUPER_BAD
 }
@@ -170,47 +174,53 @@ is_crash_point(const struct fl_entry *e)
 	       (e->flags & FLUSHLOG_F_FUA);
 }
 
-static void
-read_slot(const struct fl_log *log, uint64_t off, uint64_t seq,
-	  bool verify_data, struct slot *s)
+/* What the slot at off holds; an error only if the log cannot be read. */
+static int
+read_slot(const struct fl_log *log, struct fl_log_window *w, uint64_t off,
+	  uint64_t seq, bool verify_data, struct slot *s, struct fl_error *err)
 {
 	const struct fl_log_info *info = &log->info;
 	struct flushlog_entry *h = &s->hdr;
 	struct fl_entry *e = &s->e;
+	const unsigned char *p;
 	uint64_t log_id;
 	uint32_t want;
+	int ret;
 
 	memcpy(&log_id, info->uuid, sizeof(log_id));
 	s->status = SLOT_UNWRITTEN;
-	if (off > log->map_len || log->map_len - off < info->log_block_size) {
+	if (off > log->size || log->size - off < info->log_block_size) {
 		snprintf(s->why, sizeof(s->why),
 			 "header past the end of the log (%" PRIu64 " bytes)",
-			 log->map_len);
-		return;
+			 log->size);
+		return 0;
 	}
-	memcpy(h, log->map + off, sizeof(*h));
+	ret = fl_window_read(w, off, sizeof(*h), off + HEADER_AHEAD, &p, err);
+	if (ret)
+		return ret;
+	memcpy(h, p, sizeof(*h));
 	if (fl_le32(h->magic) != FLUSHLOG_ENTRY_MAGIC) {
 		snprintf(s->why, sizeof(s->why), "no entry magic");
-		return;
+		return 0;
 	}
 	if (h->log_id != log_id) {
 		snprintf(s->why, sizeof(s->why),
 			 "entry of another log (log id 0x%016" PRIx64 ")",
 			 fl_le64(h->log_id));
-		return;
+		return 0;
 	}
 	s->status = SLOT_TORN;
 	if (!crc_matches(h, offsetof(struct flushlog_entry, crc), &want)) {
 		snprintf(s->why, sizeof(s->why),
 			 "header checksum mismatch (stored 0x%08x, computed 0x%08x)",
 			 fl_le32(h->crc), want);
-		return;
+		return 0;
 	}
 	if (fl_le64(h->seq) != seq) {
 		snprintf(s->why, sizeof(s->why),
 			 "sequence number %" PRIu64 " where %" PRIu64 " belongs",
 			 fl_le64(h->seq), seq);
-		return;
+		return 0;
 	}
 	*e = (struct fl_entry) {
 		.offset = off,
@@ -225,29 +235,32 @@ read_slot(const struct fl_log *log, uint64_t off, uint64_t seq,
 	};
 	if (check_header(log, e, h, s->why, sizeof(s->why))) {
 		s->status = SLOT_BAD;
-		return;
+		return 0;
 	}
 	if (is_crash_point(e))
 		e->flags |= FL_ENTRY_CRASH_POINT;
 	s->status = SLOT_DATA_BAD;
-	if (log->map_len - off - info->log_block_size <
+	if (log->size - off - info->log_block_size <
 	    fl_round_up(e->data_len, info->log_block_size)) {
 		snprintf(s->why, sizeof(s->why),
 			 "%u bytes of data run past the end of the log (%" PRIu64 " bytes)",
-			 e->data_len, log->map_len);
-		return;
+			 e->data_len, log->size);
+		return 0;
 	}
 	if (verify_data && e->data_len) {
-		want = fl_crc32c(log->map + off + info->log_block_size,
-				 e->data_len);
+		ret = fl_window_crc(w, off + info->log_block_size, e->data_len,
+				    &want, err);
+		if (ret)
+			return ret;
 		if (want != e->data_crc) {
 			snprintf(s->why, sizeof(s->why),
 				 "data checksum mismatch (stored 0x%08x, computed 0x%08x)",
 				 e->data_crc, want);
-			return;
+			return 0;
 		}
 	}
 	s->status = SLOT_OK;
+	return 0;
 }
 
 static uint64_t
@@ -272,20 +285,23 @@ entry_error(struct fl_error *err, uint64_t seq, uint64_t off, const char *why)
  * too is a torn tail, though the reason says what lies beyond.
  */
 static int
-end_dirty_log(struct fl_log *log, struct slot *s, uint64_t seq, uint64_t off,
-	      struct fl_error *err)
+end_dirty_log(struct fl_log *log, struct fl_log_window *w, struct slot *s,
+	      uint64_t seq, uint64_t off, struct fl_error *err)
 {
 	struct fl_log_info *info = &log->info;
 	const char *beyond = "";
 	struct slot next;
+	int ret;
 
 	if (s->status == SLOT_BAD)
 		return entry_error(err, seq, off, s->why);
 	if (s->status == SLOT_UNWRITTEN)
 		return 0;
 	if (s->status == SLOT_DATA_BAD) {
-		read_slot(log, off + slot_size(log, &s->e), seq + 1, false,
-			  &next);
+		ret = read_slot(log, w, off + slot_size(log, &s->e), seq + 1,
+				false, &next, err);
+		if (ret)
+			return ret;
 		if (next.status == SLOT_OK || next.status == SLOT_DATA_BAD)
 			beyond = "; a later entry follows intact, ignored";
 	}
@@ -297,36 +313,23 @@ end_dirty_log(struct fl_log *log, struct slot *s, uint64_t seq, uint64_t off,
 	return 0;
 }
 
-int
-fl_scan_flushlog(struct fl_log *log, unsigned int flags, struct fl_error *err)
+static int
+scan_entries(struct fl_log *log, struct fl_log_window *w, bool verify_data,
+	     struct fl_error *err)
 {
 	struct fl_log_info *info = &log->info;
-	bool verify_data;
-	uint64_t off, seq, released = 0;
+	uint64_t off = info->log_block_size, seq;
 	struct slot s;
 	int ret;
 
-	ret = check_super(log, (const struct flushlog_super *)log->map, err);
-	if (ret)
-		return ret;
-	verify_data = (flags & FL_OPEN_VERIFY_DATA) || !info->clean;
-	if (info->clean && info->super_entries >
-	    log->map_len / info->log_block_size)
-		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
-				    "super block: %" PRIu64 " entries cannot fit in a log of %" PRIu64 " bytes",
-				    info->super_entries, log->map_len),
-		       -EBADMSG;
-	if (info->clean && fl_log_reserve(log, info->super_entries))
-		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
-				    "out of memory for an index of %" PRIu64 " entries",
-				    info->super_entries), -ENOMEM;
-	off = info->log_block_size;
 	for (seq = 0; !info->clean || seq < info->super_entries; seq++) {
-		read_slot(log, off, seq, verify_data, &s);
+		ret = read_slot(log, w, off, seq, verify_data, &s, err);
+		if (ret)
+			return ret;
 		if (s.status != SLOT_OK) {
 			if (info->clean)
 				return entry_error(err, seq, off, s.why);
-			ret = end_dirty_log(log, &s, seq, off, err);
+			ret = end_dirty_log(log, w, &s, seq, off, err);
 			if (ret)
 				return ret;
 			break;
@@ -338,17 +341,49 @@ fl_scan_flushlog(struct fl_log *log, unsigned int flags, struct fl_error *err)
 					    "out of memory indexing entry %" PRIu64,
 					    seq), ret;
 		off += slot_size(log, &s.e);
-		fl_log_release(log, &released, off);
 	}
 	info->used_bytes = off;
+	return 0;
+}
+
+int
+fl_scan_flushlog(struct fl_log *log, unsigned int flags, struct fl_error *err)
+{
+	struct fl_log_info *info = &log->info;
+	struct flushlog_super sb;
+	struct fl_log_window w;
+	bool verify_data;
+	uint64_t used;
+	int ret;
+
+	ret = fl_log_pread(log, &sb, sizeof(sb), 0, err);
+	if (ret)
+		return ret;
+	ret = check_super(log, &sb, err);
+	if (ret)
+		return ret;
+	verify_data = (flags & FL_OPEN_VERIFY_DATA) || !info->clean;
+	if (info->clean && info->super_entries >
+	    log->size / info->log_block_size)
+		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
+				    "super block: %" PRIu64 " entries cannot fit in a log of %" PRIu64 " bytes",
+				    info->super_entries, log->size),
+		       -EBADMSG;
+	if ((info->clean && fl_log_reserve(log, info->super_entries)) ||
+	    fl_window_init(&w, log, WINDOW_SIZE))
+		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
+				    "out of memory for an index of %" PRIu64 " entries",
+				    info->super_entries), -ENOMEM;
+	ret = scan_entries(log, &w, verify_data, err);
+	fl_window_free(&w);
+	if (ret)
+		return ret;
 	info->data_verified = verify_data;
-	if (info->clean) {
-		uint64_t used = fl_le64(((const struct flushlog_super *)log->map)->used_sectors);
-		if (used << FLUSHLOG_SECTOR_SHIFT != off)
-			return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
-					    "super block: %" PRIu64 " sectors used, but its %" PRIu64 " entries end at byte %" PRIu64,
-					    used, info->super_entries, off),
-			       -EBADMSG;
-	}
+	used = fl_le64(sb.used_sectors);
+	if (info->clean && used << FLUSHLOG_SECTOR_SHIFT != info->used_bytes)
+		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
+				    "super block: %" PRIu64 " sectors used, but its %" PRIu64 " entries end at byte %" PRIu64,
+				    used, info->super_entries, info->used_bytes),
+		       -EBADMSG;
 	return 0;
 }

@@ -36,6 +36,9 @@ struct lw_entry {
 	__le64 data_len;
 };
 
+/* Log bytes read with each header: many small entries come in one read. */
+#define HEADER_AHEAD	(64U << 10)
+
 /* Bytes a log may describe, to keep sums of its fields from overflowing. */
 #define LW_MAX_BYTES	(1ULL << 60)
 
@@ -96,68 +99,42 @@ translate(const struct lw_entry *h, uint32_t ss, uint64_t max_label,
 	return NULL;
 }
 
-int
-fl_scan_log_writes(struct fl_log *log, struct fl_error *err)
+static int
+scan_entries(struct fl_log *log, struct fl_log_window *w, struct fl_error *err)
 {
 	struct fl_log_info *info = &log->info;
-	struct lw_super sb;
-	uint64_t off, version, high = 0, released = 0;
+	uint32_t ss = info->log_block_size;
+	uint64_t off = ss, high = 0;
 	char why[160];
-	uint32_t ss;
 	int ret;
 
-	memcpy(&sb, log->map, sizeof(sb));
-	version = fl_le64(sb.version);
-	ss = fl_le32(sb.sectorsize);
-	if (version != 1)
-		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
-				    "super block: unsupported dm-log-writes version %" PRIu64,
-				    version), -EBADMSG;
-	if (!fl_is_pow2(ss) || ss < FLUSHLOG_MIN_BLOCK_SIZE ||
-	    ss > FLUSHLOG_MAX_BLOCK_SIZE || ss > log->map_len)
-		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
-				    "super block: invalid sector size %u", ss),
-		       -EBADMSG;
-	info->format = FL_FORMAT_LOG_WRITES;
-	info->version = 1;
-	info->log_block_size = ss;
-	info->data_block_size = ss;
-	info->super_entries = fl_le64(sb.nr_entries);
-	info->clean = true;
-	info->data_verified = false;
-
-	if (info->super_entries > log->map_len / ss)
-		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
-				    "super block: %" PRIu64 " entries cannot fit in a log of %" PRIu64 " bytes",
-				    info->super_entries, log->map_len),
-		       -EBADMSG;
-	if (fl_log_reserve(log, info->super_entries))
-		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
-				    "out of memory for an index of %" PRIu64 " entries",
-				    info->super_entries), -ENOMEM;
-	off = ss;
 	for (uint64_t seq = 0; seq < info->super_entries; seq++) {
 		struct fl_entry e = { .offset = off };
+		const unsigned char *unit;
 		struct lw_entry h;
 		const char *label;
 
-		if (off > log->map_len || log->map_len - off < ss)
+		if (off > log->size || log->size - off < ss)
 			return fl_set_error(err, FL_ERR_LOG, seq, off,
 					    "entry %" PRIu64 " at offset %" PRIu64 ": header past the end of the log (%" PRIu64 " bytes; super block says %" PRIu64 " entries)",
-					    seq, off, log->map_len,
+					    seq, off, log->size,
 					    info->super_entries), -EBADMSG;
-		memcpy(&h, log->map + off, sizeof(h));
+		ret = fl_window_read(w, off, ss, off + HEADER_AHEAD, &unit, err);
+		if (ret)
+			return ret;
+		memcpy(&h, unit, sizeof(h));
 		if (translate(&h, ss, ss - sizeof(h), &e, why, sizeof(why)))
 			return fl_set_error(err, FL_ERR_LOG, seq, off,
 					    "entry %" PRIu64 " at offset %" PRIu64 ": %s",
 					    seq, off, why), -EBADMSG;
-		if (log->map_len - off - ss < e.data_len)
+		if (log->size - off - ss < e.data_len)
 			return fl_set_error(err, FL_ERR_LOG, seq, off,
 					    "entry %" PRIu64 " at offset %" PRIu64 ": %u bytes of data run past the end of the log (%" PRIu64 " bytes)",
-					    seq, off, e.data_len, log->map_len),
+					    seq, off, e.data_len, log->size),
 			       -EBADMSG;
 		e.submit_tick = e.complete_tick = seq + 1;
-		label = (const char *)log->map + off + sizeof(h);
+		/* a label lies in the header's unit, after the header */
+		label = (const char *)unit + sizeof(h);
 		ret = fl_log_add_entry(log, &e, label,
 				       e.op == FLUSHLOG_OP_MARK ?
 				       strnlen(label, fl_le64(h.data_len)) : 0);
@@ -168,10 +145,56 @@ fl_scan_log_writes(struct fl_log *log, struct fl_error *err)
 		if (e.nr_sectors && e.sector + e.nr_sectors > high)
 			high = e.sector + e.nr_sectors;
 		off += ss + e.data_len;
-		fl_log_release(log, &released, off);
 	}
 	info->used_bytes = off;
 	info->data_sectors = high;
-	info->data_size_known = false;
 	return 0;
+}
+
+int
+fl_scan_log_writes(struct fl_log *log, struct fl_error *err)
+{
+	struct fl_log_info *info = &log->info;
+	struct fl_log_window w;
+	struct lw_super sb;
+	uint64_t version;
+	uint32_t ss;
+	int ret;
+
+	ret = fl_log_pread(log, &sb, sizeof(sb), 0, err);
+	if (ret)
+		return ret;
+	version = fl_le64(sb.version);
+	ss = fl_le32(sb.sectorsize);
+	if (version != 1)
+		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
+				    "super block: unsupported dm-log-writes version %" PRIu64,
+				    version), -EBADMSG;
+	if (!fl_is_pow2(ss) || ss < FLUSHLOG_MIN_BLOCK_SIZE ||
+	    ss > FLUSHLOG_MAX_BLOCK_SIZE || ss > log->size)
+		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
+				    "super block: invalid sector size %u", ss),
+		       -EBADMSG;
+	info->format = FL_FORMAT_LOG_WRITES;
+	info->version = 1;
+	info->log_block_size = ss;
+	info->data_block_size = ss;
+	info->super_entries = fl_le64(sb.nr_entries);
+	info->clean = true;
+	info->data_verified = false;
+	info->data_size_known = false;
+
+	if (info->super_entries > log->size / ss)
+		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
+				    "super block: %" PRIu64 " entries cannot fit in a log of %" PRIu64 " bytes",
+				    info->super_entries, log->size),
+		       -EBADMSG;
+	if (fl_log_reserve(log, info->super_entries) ||
+	    fl_window_init(&w, log, 1U << 20))
+		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
+				    "out of memory for an index of %" PRIu64 " entries",
+				    info->super_entries), -ENOMEM;
+	ret = scan_entries(log, &w, err);
+	fl_window_free(&w);
+	return ret;
 }
