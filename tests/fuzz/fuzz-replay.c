@@ -17,22 +17,24 @@
 static struct fuzz_file file, image;
 
 static const struct fl_state_opts option_sets[] = {
-	{ FL_STATES_PREFIX | FL_STATES_EPOCH | FL_STATES_TORN, 2, 2, 64 },
-	{ FL_STATES_EPOCH, FL_STATE_MAX_REORDER, 1, 16 },
-	{ FL_STATES_PREFIX | FL_STATES_TORN, 1, 3, 32 },
-#ifdef FL_STATES_DISCARD
-	{ FL_STATES_PREFIX | FL_STATES_EPOCH | FL_STATES_DISCARD, 1, 1, 32 },
-#endif
+	{ .models = FL_STATES_PREFIX | FL_STATES_EPOCH | FL_STATES_TORN,
+	  .max_reorder = 2, .max_torn = 2, .max_states = 64 },
+	{ .models = FL_STATES_EPOCH, .max_reorder = FL_STATE_MAX_REORDER,
+	  .max_torn = 1, .max_states = 16 },
+	{ .models = FL_STATES_PREFIX | FL_STATES_TORN, .max_reorder = 1,
+	  .max_torn = 3, .max_states = 32 },
+	{ .models = FL_STATES_PREFIX | FL_STATES_EPOCH | FL_STATES_DISCARD,
+	  .max_reorder = 1, .max_torn = 1, .max_states = 32 },
+	{ .models = FL_STATES_DISCARD, .max_reorder = 1, .max_torn = 1,
+	  .max_states = 32, .zero_base = true },
 };
 
 /* Two states are the same state (the point they are legal at aside). */
 static bool
 same_state(const struct fl_state *a, const struct fl_state *b)
 {
-#ifdef FL_STATES_DISCARD
 	if (a->keep_discards != b->keep_discards)
 		return false;
-#endif
 	return a->base == b->base && a->nr_extra == b->nr_extra &&
 	       !memcmp(a->extra, b->extra, a->nr_extra * sizeof(a->extra[0])) &&
 	       a->torn == b->torn &&

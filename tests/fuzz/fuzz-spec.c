@@ -118,9 +118,7 @@ check_state(struct fl_log *log, const char *name)
 	FUZZ_ASSERT(!memcmp(t.extra, s.extra, s.nr_extra * sizeof(s.extra[0])));
 	FUZZ_ASSERT(s.torn == FL_NO_ENTRY || (t.torn_first == s.torn_first &&
 					      t.torn_count == s.torn_count));
-#ifdef FL_STATES_DISCARD
 	FUZZ_ASSERT(t.keep_discards == s.keep_discards);
-#endif
 	/* and applies onto an image of the device: the logs are small */
 	fuzz_file_zero(&image, info->data_sectors << FLUSHLOG_SECTOR_SHIFT);
 	if (fl_state_apply(log, image.fd, &s, &err))

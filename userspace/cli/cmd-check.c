@@ -201,6 +201,8 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 	a->log_path = absolute(a->log_path, a->abs_log);
 	if (a->base)
 		a->base = absolute(a->base, a->abs_base);
+	/* discarding zeroes keeps nothing: no discard state to check there */
+	a->states.zero_base = !a->base;
 	if (strchr(a->cmd[0], '/'))
 		a->cmd[0] = (char *)absolute(a->cmd[0], a->abs_cmd);
 }

@@ -173,8 +173,9 @@ void fl_replay_close(struct fl_replay *r);
  * torn model one of them in part (a head or a tail, cut at data block
  * boundaries, at most max_torn cuts a write).  The discard model adds the
  * state in which every discard so far kept its old data (a device need not
- * zero what it is told to discard), where that differs from the prefix
- * state.  Write-zeroes and secure erases are guarantees: they always leave
+ * zero what it is told to discard), where it can differ from the prefix
+ * state: a discarded sector held data (a write, or with !zero_base the
+ * base's) and was not written since.  Write-zeroes and secure erases are guarantees: they always leave
  * zeroes.  The prefix state of every point is always included.
  *
  * A state is named "N[+E,...][~T:A+L][%]": the first N entries, entries
@@ -199,6 +200,7 @@ struct fl_state_opts {
 	unsigned int max_reorder;	/* epoch: K, 1..FL_STATE_MAX_REORDER */
 	unsigned int max_torn;		/* torn: cuts a write, >= 1 */
 	uint64_t max_states;		/* 0, or a deterministic sample size */
+	bool zero_base;			/* the log began on zeroes (no --base) */
 };
 
 struct fl_state {

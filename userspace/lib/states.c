@@ -482,23 +482,58 @@ fl_ranges_update(struct fl_ranges *s, const struct fl_entry *e)
 }
 
 /*
- * Which points have a discard state: some sector whose last change in the
- * point's prefix is a discard.  One pass, points in log order.
+ * How entry e changes the sectors that may hold data (written) and those
+ * whose data a discard may have kept (kept): a discard keeps only what
+ * was written there, so discarding never-written zeroes keeps nothing.
  */
 static int
-find_discards(const struct fl_log *log, struct point_plan *plan,
-	      size_t nr_points)
+track_discard(struct fl_ranges *written, struct fl_ranges *kept,
+	      const struct fl_entry *e)
 {
-	struct fl_ranges left = { 0 };
+	uint64_t end = e->sector + e->nr_sectors;
+	int ret = 0;
+
+	if (e->op == FLUSHLOG_OP_DISCARD) {
+		for (size_t i = fl_ranges_find(written, e->sector, false);
+		     !ret && i < written->n && written->v[i].start < end; i++)
+			ret = fl_ranges_add(kept, written->v[i].start > e->sector ?
+					    written->v[i].start : e->sector,
+					    written->v[i].end < end ?
+					    written->v[i].end : end);
+		return ret ? ret : fl_ranges_remove(written, e->sector, end);
+	}
+	if (!changes_data(e))
+		return 0;
+	if (e->op == FLUSHLOG_OP_WRITE)
+		ret = fl_ranges_add(written, e->sector, end);
+	else	/* write-zeroes, secure erase: zeroes for sure */
+		ret = fl_ranges_remove(written, e->sector, end);
+	return ret ? ret : fl_ranges_remove(kept, e->sector, end);
+}
+
+/*
+ * Which points have a discard state that can differ from their prefix
+ * state: some sector whose last change in the prefix is a discard of
+ * data, written by the log or (unless the base is zeroes) by the base.
+ * One pass, points in log order.
+ */
+static int
+find_discards(const struct fl_log *log, const struct fl_state_opts *o,
+	      struct point_plan *plan, size_t nr_points)
+{
+	struct fl_ranges written = { 0 }, kept = { 0 };
 	uint64_t j = 0;
 	int ret = 0;
 
+	if (!o->zero_base)
+		ret = fl_ranges_add(&written, 0, log->info.data_sectors);
 	for (size_t i = 0; i < nr_points && !ret; i++) {
 		for (; j < plan[i].nr_applied && !ret; j++)
-			ret = fl_ranges_update(&left, &log->entries[j]);
-		plan[i].discard = left.n > 0;
+			ret = track_discard(&written, &kept, &log->entries[j]);
+		plan[i].discard = kept.n > 0;
 	}
-	fl_ranges_free(&left);
+	fl_ranges_free(&written);
+	fl_ranges_free(&kept);
 	return ret;
 }
 
@@ -722,7 +757,7 @@ plan_points(const struct planner *pl, const struct fl_point *points,
 			return ret;
 	}
 	if (o->models & FL_STATES_DISCARD) {
-		ret = find_discards(pl->log, plan, nr_points);
+		ret = find_discards(pl->log, o, plan, nr_points);
 		if (ret)
 			return ret;
 	}
