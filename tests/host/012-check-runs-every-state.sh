@@ -66,6 +66,10 @@ xmllint --noout "$TEST_TMP/check.xml" || _fail "invalid JUnit XML"
 # the start (the base), 4 points after entries, the end
 grep -c "<testcase" "$TEST_TMP/check.xml" | grep -qx 6 || _fail "expected 6 test cases"
 
+# every {} of an argument is the image, as --help says
+# shellcheck disable=SC2016 # expanded by the checker's shell
+_expect_exit 0 "$FLUSHLOG" check -q --points end -w "$TEST_TMP" "$TEST_TMP/bad.log" -- \
+	sh -c '[ "${1%%:*}" = "${1#*:}" ] && [ -f "${1%%:*}" ]' sh '{}:{}'
 _expect_exit 2 "$FLUSHLOG" check "$TEST_TMP/bad.log"
 _expect_exit 2 "$FLUSHLOG" check --shard 3/3 "$TEST_TMP/bad.log" -- true
 _expect_exit 2 "$FLUSHLOG" check --points sometimes "$TEST_TMP/bad.log" -- true

@@ -3,7 +3,8 @@
 # flushlog check --timeout: a checker that hangs, and the child it
 # started, are killed (its whole process group: SIGTERM, then SIGKILL
 # for one that ignores it); the state's result is "timeout" in the table,
-# the JSON and JUnit reports, never a pass, and the exit status is 1.
+# the JSON and JUnit reports, never a pass (not even for a checker that
+# exits 0 on SIGTERM), and the exit status is 1.
 . "$FLUSHLOG_TOP/tests/common.sh"
 _require_cmd jq
 
@@ -12,6 +13,7 @@ log=$TEST_TMP/basic/log
 cat >"$TEST_TMP/hang" <<EOS
 #!/bin/sh
 [ "\${1:-}" = ignore-term ] && trap '' TERM
+[ "\${1:-}" = exit-0-on-term ] && trap 'exit 0' TERM
 sleep 1000 &
 echo \$\$ \$! >"$TEST_TMP/pids"
 sleep 1001
@@ -29,7 +31,7 @@ gone() {	# gone PID...: every one has exited (a zombie has)
 	done
 }
 
-for mode in obeys-term ignore-term; do
+for mode in obeys-term exit-0-on-term ignore-term; do
 	start=$SECONDS
 	_expect_exit 1 "$FLUSHLOG" check -q --points end --timeout 1 -w "$TEST_TMP" \
 		--json "$TEST_TMP/r.json" --junit "$TEST_TMP/r.xml" "$log" -- "$TEST_TMP/hang" "$mode"

@@ -62,9 +62,35 @@ echo "killed after $done_before of $total states; --resume checked $(wc -l <"$TE
 # a finished report leaves nothing to do; a carried failure still counts
 _expect_exit 1 "$FLUSHLOG" check -q -k -w "$TEST_TMP" --resume "$TEST_TMP/full.json" "$log" -- false
 grep -q "FAIL (exit 1) (from --resume)" "$TEST_TMP/stdout" || _fail "carried failure: $(cat "$TEST_TMP/stdout")"
-# a report on another log is refused
+# a report on another log is refused, even one with the same states
 _mklog "$DATA/basic.fls" flushlog "$TEST_TMP/basic"
 _expect_exit 2 "$FLUSHLOG" check -q -w "$TEST_TMP" --resume "$TEST_TMP/full.json" "$TEST_TMP/basic/log" -- true
-grep -q "does not plan" "$TEST_TMP/stderr" || _fail "another log's report: $(cat "$TEST_TMP/stderr")"
+grep -q "another log or of other options" "$TEST_TMP/stderr" || _fail "another log's report: $(cat "$TEST_TMP/stderr")"
+sed 's/^write 8 8$/write 9 7/' "$TEST_TMP/many.fls" >"$TEST_TMP/twin.fls"
+"$MKLOG" -o "$TEST_TMP/twin.log" "$TEST_TMP/twin.fls"
+diff <("$FLUSHLOG" points "$log") <("$FLUSHLOG" points "$TEST_TMP/twin.log") >/dev/null ||
+	_fail "the twin log should have the same points"
+_expect_exit 2 "$FLUSHLOG" check -q -w "$TEST_TMP" --resume "$TEST_TMP/full.json" "$TEST_TMP/twin.log" -- true
+grep -q "another log or of other options" "$TEST_TMP/stderr" || _fail "twin log's report: $(cat "$TEST_TMP/stderr")"
+# and so is one of the same log with other options (a subset of its states)
+_expect_exit 2 "$FLUSHLOG" check -q -w "$TEST_TMP" --points flush --resume "$TEST_TMP/full.json" "$log" -- true
+
+# state names hold commas: a report with "0+1,2" must not be read as "0+1"
+printf '%s\n' 'device 2048' 'write 0 8' 'write 8 8' 'write 16 8' 'write 24 8' flush >"$TEST_TMP/k2.fls"
+"$MKLOG" -o "$TEST_TMP/k2.log" "$TEST_TMP/k2.fls"
+"$FLUSHLOG" check -q -k -K 2 --states epoch -w "$TEST_TMP" --json "$TEST_TMP/k2.json" \
+	"$TEST_TMP/k2.log" -- "$TEST_TMP/slow-check" k2 >/dev/null
+pair=$(jq -r '[.states[].state | select(test(","))][0]' "$TEST_TMP/k2.json")
+single=${pair%,*}
+if [ "$pair" = null ] ||
+   ! jq -e --arg s "$single" 'any(.states[]; .state == $s)' "$TEST_TMP/k2.json" >/dev/null; then
+	_fail "the -K 2 run should have states '$single' and '$pair'"
+fi
+grep -v "\"state\":\"$single\"" "$TEST_TMP/k2.json" >"$TEST_TMP/k2-part.json"
+rm -f "$TEST_TMP/ran-k2again"
+"$FLUSHLOG" check -q -k -K 2 --states epoch -w "$TEST_TMP" --resume "$TEST_TMP/k2-part.json" \
+	"$TEST_TMP/k2.log" -- "$TEST_TMP/slow-check" k2again >/dev/null
+[ "$(cat "$TEST_TMP/ran-k2again")" = "$single" ] ||
+	_fail "resumed -K 2 run checked '$(cat "$TEST_TMP/ran-k2again")', expected only '$single'"
 echo '{"not": "a report"}' >"$TEST_TMP/junk.json"
 _expect_exit 2 "$FLUSHLOG" check -q -w "$TEST_TMP" --resume "$TEST_TMP/junk.json" "$log" -- true

@@ -213,7 +213,7 @@ save_failure(const struct check_run *run, const struct state_result *s,
 	}
 	/* the last passing prefix state checked before this one */
 	for (const struct state_result *t = run->states; t < s; t++)
-		if (t->exit_code == 0 && t->st.base <= s->st.base &&
+		if (state_passed(t) && t->st.base <= s->st.base &&
 		    is_prefix(t))
 			good = t;
 	snprintf(from, sizeof(from), "%" PRIu64, good ? good->st.base : 0);
@@ -276,7 +276,7 @@ save_failure(const struct check_run *run, const struct state_result *s,
 static const char *
 result_name(const struct state_result *s)
 {
-	return s->timed_out ? "timeout" : s->exit_code ? "fail" : "pass";
+	return s->timed_out ? "timeout" : state_failed(s) ? "fail" : "pass";
 }
 
 /*
@@ -288,8 +288,8 @@ write_json(const struct check_run *run, FILE *out)
 {
 	fprintf(out, "{\"log\":");
 	json_string(out, run->args->log_path);
-	fprintf(out, ",\"entries\":%" PRIu64 ",\"finished\":%s,\"checked\":%zu,\"passed\":%zu,\"failed\":%zu,\"timeouts\":%zu,\"states\":[",
-		fl_log_info(run->log)->nr_entries,
+	fprintf(out, ",\"entries\":%" PRIu64 ",\"plan\":\"%016" PRIx64 "\",\"finished\":%s,\"checked\":%zu,\"passed\":%zu,\"failed\":%zu,\"timeouts\":%zu,\"states\":[",
+		fl_log_info(run->log)->nr_entries, run->plan,
 		run->finished ? "true" : "false", run->done,
 		run->done - run->failed, run->failed, run->timeouts);
 	for (size_t i = 0, n = 0; i < run->nr_states; i++) {
@@ -343,7 +343,7 @@ write_junit(const struct check_run *run, FILE *out)
 		cli_xml_text(out, s->spec);
 		fprintf(out, " state:%s", s->name);
 		fprintf(out, "\" time=\"%.3f\"", s->seconds);
-		if (!s->exit_code) {
+		if (state_passed(s)) {
 			fprintf(out, "/>\n");
 			continue;
 		}
@@ -415,33 +415,53 @@ save_reports(struct check_run *run)
 	run->reports_saved = now_seconds();
 }
 
+/*
+ * A state is its name at its point: a prefix state is listed at each
+ * point it is, under one name (the end's and the last flush's, say).
+ */
 static int
-by_name(const void *x, const void *y)
+by_point_and_name(const void *x, const void *y)
 {
 	const struct state_result *const *a = x, *const *b = y;
 
+	if ((*a)->point->number != (*b)->point->number)
+		return (*a)->point->number < (*b)->point->number ? -1 : 1;
 	return strcmp((*a)->name, (*b)->name);
 }
 
-/* In a report's state line, the text after "key": up to its end. */
+/*
+ * In a report's line, the value after "key": a string up to its closing
+ * quote (a state name holds commas), or a number up to the next , or }.
+ */
 static bool
 json_field(const char *line, const char *key, char *buf, size_t len)
 {
 	char pattern[32];
 	const char *at;
-	size_t n;
+	size_t n = 0;
 
-	snprintf(pattern, sizeof(pattern), ",\"%s\":", key);
+	snprintf(pattern, sizeof(pattern), "\"%s\":", key);
 	at = strstr(line, pattern);
 	if (!at)
 		return false;
 	at += strlen(pattern);
-	if (*at == '"')
-		at++;
-	n = strcspn(at, "\",}");
-	if (n >= len)
-		return false;
-	memcpy(buf, at, n);
+	if (*at != '"') {
+		n = strcspn(at, ",}");
+		if (n >= len)
+			return false;
+		memcpy(buf, at, n);
+		buf[n] = '\0';
+		return true;
+	}
+	for (at++; *at != '"'; at++) {
+		if (*at == '\\' && (at[1] == '"' || at[1] == '\\' || at[1] == '/'))
+			at++;
+		else if (!*at || *at == '\\')
+			return false;	/* write_json() writes no other escape here */
+		if (n + 1 >= len)
+			return false;
+		buf[n++] = *at;
+	}
 	buf[n] = '\0';
 	return true;
 }
@@ -451,26 +471,33 @@ static int
 carry_result(struct check_run *run, struct state_result **index,
 	     const char *line)
 {
-	char name[FL_STATE_NAME_MAX], result[16], code[16], secs[32], *end;
+	char name[FL_STATE_NAME_MAX], result[16], code[16], secs[32], point[24], *end;
 	struct state_result key, *k = &key, **found, *s;
+	struct fl_point key_point = { 0 };
 	long exit_code;
 
-	if (!json_field(line, "state", name, sizeof(name)) ||
+	if (!json_field(line, "point", point, sizeof(point)) ||
+	    !json_field(line, "state", name, sizeof(name)) ||
 	    !json_field(line, "result", result, sizeof(result)) ||
 	    !json_field(line, "exit", code, sizeof(code)) ||
 	    !json_field(line, "seconds", secs, sizeof(secs)))
 		return -EINVAL;
 	exit_code = strtol(code, &end, 10);
 	if (*end || exit_code < 0 || exit_code > 255 ||
-	    (!strcmp(result, "pass") != !exit_code) ||
+	    (!strcmp(result, "pass") && exit_code) ||
+	    (!strcmp(result, "fail") && !exit_code) ||
 	    (strcmp(result, "pass") && strcmp(result, "fail") &&
 	     strcmp(result, "timeout")))
 		return -EINVAL;
+	key_point.number = strtoull(point, &end, 10);
+	if (*end)
+		return -EINVAL;
+	key.point = &key_point;
 	snprintf(key.name, sizeof(key.name), "%s", name);
-	found = bsearch(&k, index, run->nr_states, sizeof(*index), by_name);
+	found = bsearch(&k, index, run->nr_states, sizeof(*index), by_point_and_name);
 	if (!found) {
-		fprintf(stderr, "flushlog check: --resume: the report has state %s, which this check does not plan (another log, or other options?)\n",
-			name);
+		fprintf(stderr, "flushlog check: --resume: the report has state %s at point %s, which this check does not plan (another log, or other options?)\n",
+			name, point);
 		return -ENOENT;
 	}
 	s = *found;
@@ -482,9 +509,27 @@ carry_result(struct check_run *run, struct state_result **index,
 	s->carried = true;
 	run->done++;
 	run->carried++;
-	if (s->exit_code) {
+	if (state_failed(s)) {
 		run->failed++;
 		run->timeouts += s->timed_out;
+	}
+	return 0;
+}
+
+/* A report's first line must be of this log and this plan of states. */
+static int
+same_plan(const struct check_run *run, const char *line)
+{
+	char plan[32], want[32];
+
+	if (strncmp(line, "{\"log\":", 7) ||
+	    !json_field(line, "plan", plan, sizeof(plan)))
+		return -EINVAL;
+	snprintf(want, sizeof(want), "%016" PRIx64, run->plan);
+	if (strcmp(plan, want)) {
+		fprintf(stderr, "flushlog check: --resume: '%s' is a report of another log or of other options (plan %s, this check %s)\n",
+			run->args->resume, plan, want);
+		return -ENOENT;
 	}
 	return 0;
 }
@@ -517,11 +562,11 @@ load_resume(struct check_run *run)
 	}
 	for (size_t i = 0; i < run->nr_states; i++)
 		index[i] = &run->states[i];
-	qsort(index, run->nr_states, sizeof(*index), by_name);
+	qsort(index, run->nr_states, sizeof(*index), by_point_and_name);
 	while (!ret && getline(&line, &cap, f) > 0) {
 		lineno++;
-		if (lineno == 1 && strncmp(line, "{\"log\":", 7))
-			ret = -EINVAL;
+		if (lineno == 1)
+			ret = same_plan(run, line);
 		else if (!strncmp(line, "{\"point\":", 9))
 			ret = carry_result(run, index, line);
 	}
@@ -547,7 +592,7 @@ summarise(const struct check_run *run, const char *self)
 	for (size_t i = 0; i < run->nr_states; i++) {
 		const struct state_result *s = &run->states[i];
 
-		if (!s->exit_code || s->exit_code < 0)
+		if (!state_failed(s))
 			continue;
 		printf("%8" PRIu64 " %-6s %10" PRId64 " %-24s %-24s ",
 		       s->point->number, fl_point_kind_name(s->point->kind),

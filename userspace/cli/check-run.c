@@ -53,13 +53,24 @@ clone_image(int src, const char *path, uint64_t size)
 char *
 replace_braces(const char *arg, const char *image)
 {
-	const char *at = strstr(arg, "{}");
-	char *out;
+	size_t n = 0, len = strlen(image);
+	const char *at;
+	char *out, *o;
 
-	if (!at)
-		return strdup(arg);
-	if (asprintf(&out, "%.*s%s%s", (int)(at - arg), arg, image, at + 2) < 0)
+	for (at = strstr(arg, "{}"); at; at = strstr(at + 2, "{}"))
+		n++;
+	out = malloc(strlen(arg) + n * len + 1);
+	if (!out)
 		return NULL;
+	for (o = out; *arg;) {
+		if (arg[0] == '{' && arg[1] == '}') {
+			o = mempcpy(o, image, len);
+			arg += 2;
+		} else {
+			*o++ = *arg++;
+		}
+	}
+	*o = '\0';
 	return out;
 }
 
@@ -451,7 +462,7 @@ finish_state(struct check_run *run, struct state_result *s, int status)
 		return;
 	}
 	run->done++;
-	if (s->exit_code) {
+	if (state_failed(s)) {
 		run->failed++;
 		run->timeouts += s->timed_out;
 		if (!run->args->keep_going)
@@ -738,6 +749,38 @@ point_numbered(const struct fl_point *points, size_t nr, uint64_t number)
 	return &points[lo];
 }
 
+static uint64_t
+fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	while (len--)
+		h = (h ^ *p++) * 1099511628211ULL;
+	return h;
+}
+
+/*
+ * What --resume compares: the log's entries and this run's states (shard,
+ * points and models included), so that a report of another log or other
+ * options is refused rather than its results carried over.
+ */
+static uint64_t
+plan_digest(const struct check_run *run)
+{
+	const struct fl_entry *e = fl_log_entries(run->log);
+	uint64_t h = 1469598103934665603ULL;
+
+	for (uint64_t i = 0; i < fl_log_info(run->log)->nr_entries; i++) {
+		uint64_t f[5] = { e[i].sector, e[i].nr_sectors, e[i].op,
+				  e[i].flags, e[i].data_crc };
+
+		h = fnv1a(h, f, sizeof(f));
+	}
+	for (size_t i = 0; i < run->nr_states; i++)
+		h = fnv1a(h, run->states[i].name, strlen(run->states[i].name) + 1);
+	return h;
+}
+
 /*
  * The states to check: those of the chosen points under the chosen
  * models, counted and announced before any is run, then this shard's
@@ -798,6 +841,7 @@ choose_states(struct check_run *run, struct fl_point **points)
 		s->index = i;
 	}
 	free(states);
+	run->plan = plan_digest(run);
 	return 0;
 }
 

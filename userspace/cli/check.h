@@ -48,6 +48,22 @@ struct state_result {
 	bool carried;		/* its result comes from --resume */
 };
 
+/*
+ * The verdict.  A checker killed at --timeout failed whatever it exited
+ * with: one that catches SIGTERM and exits 0 has checked nothing.
+ */
+static inline bool
+state_failed(const struct state_result *s)
+{
+	return s->exit_code > 0 || (s->exit_code == 0 && s->timed_out);
+}
+
+static inline bool
+state_passed(const struct state_result *s)
+{
+	return s->exit_code == 0 && !s->timed_out;
+}
+
 /* One run: the planned states, how far it got, its work folder. */
 struct check_run {
 	const struct check_args *args;
@@ -61,6 +77,7 @@ struct check_run {
 	bool finished;		/* every planned state had its turn */
 	bool reports_dirty, report_error;
 	double reports_saved;	/* when the reports were last written */
+	uint64_t plan;		/* digest of the log and the planned states */
 	int work_fd;		/* the private work folder, or -1 */
 	char work_dir[PATH_MAX];
 };

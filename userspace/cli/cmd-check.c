@@ -257,7 +257,7 @@ run_check(const struct cli_command *cmd, int argc, char **argv)
 		cli_warn(cmd, "no state to check: no crash point of the chosen kinds%s",
 			 a.from ? " from --from on" : "");
 	ret = run_states(&run, &err);
-	run.finished = !ret && !run.cannot_run;
+	run.finished = !ret && !run.cannot_run && run.done == run.nr_states;
 	if (a.json || a.junit) {
 		run.report_error = false;
 		save_reports(&run);
