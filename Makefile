@@ -22,7 +22,7 @@ CLI_SRCS := $(wildcard userspace/cli/*.c)
 SHIP_SRCS := $(wildcard userspace/tools/*.c)
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
-HEADERS := $(wildcard drivers/uapi/linux/*.h userspace/lib/*.h userspace/cli/*.h)
+HEADERS := $(wildcard drivers/uapi/linux/*.h userspace/lib/*.h userspace/cli/*.h tests/unit/*.h)
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)

@@ -15,18 +15,7 @@
 #include <unistd.h>
 
 #include "flushlog.h"
-
-static int
-fresh_image(const char *path, uint64_t size)
-{
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-
-	if (fd < 0 || ftruncate(fd, (off_t)size)) {
-		perror(path);
-		exit(1);
-	}
-	return fd;
-}
+#include "unit.h"
 
 static void
 must(int ret, const struct fl_error *err, const char *what)

@@ -17,18 +17,7 @@
 #include <unistd.h>
 
 #include "flushlog.h"
-
-static int
-fresh_image(const char *path, uint64_t size)
-{
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-
-	if (fd < 0 || ftruncate(fd, (off_t)size)) {
-		perror(path);
-		exit(1);
-	}
-	return fd;
-}
+#include "unit.h"
 
 /* The error must be the log's, at entry seq, at or after offset at. */
 static void
