@@ -21,6 +21,9 @@
 #include <linux/uuid.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
+#ifdef FLUSHLOG_OUT_OF_TREE
+#include "dm-flushlog-compat.h"
+#endif
 
 #define DM_MSG_PREFIX "flushlog"
 
@@ -484,8 +487,13 @@ static int flushlog_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Data device lookup failed";
 		goto bad;
 	}
+#ifdef FLUSHLOG_HAVE_BLK_OPEN
+	r = dm_get_device(ti, log_path, BLK_OPEN_READ | BLK_OPEN_WRITE,
+			  &fc->log_dev);
+#else
 	r = dm_get_device(ti, log_path, FMODE_READ | FMODE_WRITE,
 			  &fc->log_dev);
+#endif
 	if (r) {
 		ti->error = "Log device lookup failed";
 		goto bad;
@@ -1032,6 +1040,9 @@ static struct target_type flushlog_target = {
 	.iterate_devices = flushlog_iterate_devices,
 };
 
+#ifdef FLUSHLOG_HAVE_MODULE_DM
+module_dm(flushlog);
+#else
 static int __init dm_flushlog_init(void)
 {
 	int r = dm_register_target(&flushlog_target);
@@ -1048,6 +1059,7 @@ static void __exit dm_flushlog_exit(void)
 
 module_init(dm_flushlog_init);
 module_exit(dm_flushlog_exit);
+#endif
 
 MODULE_DESCRIPTION(DM_NAME " target logging writes in durability order");
 MODULE_LICENSE("GPL");
