@@ -27,13 +27,34 @@ fl_bad_args() {
 	exit 2
 }
 
-# The ABI version of Debian's current kernel, from the meta package
-# (linux-image-amd64 depends on linux-image-<version>); never hard-coded.
+# Debian's kernel lines: 6.1 is bookworm's own (the linux-image-amd64 meta
+# package), 6.12 comes from bookworm-security and has no meta package.
+FL_KERNEL_LINES="6.1 6.12"
+# The default everywhere (--kernel, FLUSHLOG_KERNEL): the distribution's.
+FL_DEFAULT_LINE=6.1
+
+# fl_is_line WORD: WORD names one of Debian's kernel lines
+fl_is_line() {
+	[[ " $FL_KERNEL_LINES " == *" $1 "* ]]
+}
+
+# fl_kernel_version [LINE]: the ABI version (uname -r) of Debian's newest
+# kernel of LINE (default 6.1), read from the package index at run time,
+# never hard-coded: 6.1 through linux-image-amd64's dependency, 6.12 as the
+# highest linux-image-6.12.N+deb12-amd64 the index has.
 fl_kernel_version() {
-	local v
-	v=$(apt-cache depends linux-image-amd64 2>/dev/null |
-		sed -n 's/^ *Depends: linux-image-\([0-9].*\)$/\1/p' | head -n 1)
-	[ -n "$v" ] || fl_die "cannot resolve linux-image-amd64's kernel version (apt-get update?)"
+	local line=${1:-$FL_DEFAULT_LINE} v
+	case $line in
+	6.1)
+		v=$(apt-cache depends linux-image-amd64 2>/dev/null |
+			sed -n 's/^ *Depends: linux-image-\(6\.1\.[0-9].*\)$/\1/p' | head -n 1) ;;
+	*)
+		fl_is_line "$line" || fl_die "no Debian kernel line '$line' (one of: $FL_KERNEL_LINES)"
+		v=$(apt-cache pkgnames "linux-image-$line." 2>/dev/null |
+			sed -n "s/^linux-image-\(${line//./\\.}\.[0-9]*+deb[0-9]*-amd64\)$/\1/p" |
+			sort -V | tail -n 1) ;;
+	esac
+	[ -n "$v" ] || fl_die "cannot resolve Debian's $line kernel from the package index (apt-get update?)"
 	echo "$v"
 }
 
@@ -42,18 +63,21 @@ fl_hash_files() {
 	cat "$@" | sha256sum | cut -c1-16
 }
 
-# The Debian version of the installed linux-source-6.1 package.
+# fl_linux_source_version [LINE]: the Debian version of the installed
+# linux-source-LINE package (default 6.1)
 fl_linux_source_version() {
-	dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null ||
-		fl_die "linux-source-6.1 is not installed (scripts/install-deps kernel)"
+	local line=${1:-$FL_DEFAULT_LINE}
+	dpkg-query -W -f='${Version}' "linux-source-$line" 2>/dev/null ||
+		fl_die "linux-source-$line is not installed (scripts/install-deps kernel)"
 }
 
-# Unpack /usr/src/linux-source-6.1.tar.xz into the cache once per package
-# version and print the tree's path.  The tree is never modified: patched
-# trees are copies of it.
+# fl_linux_source [LINE]: unpack /usr/src/linux-source-LINE.tar.xz into the
+# cache once per package version and print the tree's path.  The tree is
+# never modified: patched trees are copies of it.
 fl_linux_source() {
-	local ver dir tarball=/usr/src/linux-source-6.1.tar.xz
-	ver=$(fl_linux_source_version)
+	local line=${1:-$FL_DEFAULT_LINE} ver dir tarball
+	tarball=/usr/src/linux-source-$line.tar.xz
+	ver=$(fl_linux_source_version "$line")
 	dir=$FLUSHLOG_CACHE/linux-source/$ver
 	if [ ! -f "$dir/ok" ]; then
 		[ -f "$tarball" ] || fl_die "$tarball is missing (scripts/install-deps kernel)"
@@ -61,8 +85,106 @@ fl_linux_source() {
 		rm -rf "$dir"
 		mkdir -p "$dir"
 		tar -C "$dir" -xJf "$tarball"
-		[ -d "$dir/linux-source-6.1" ] || fl_die "$tarball has no linux-source-6.1/"
+		[ -d "$dir/linux-source-$line" ] || fl_die "$tarball has no linux-source-$line/"
 		touch "$dir/ok"
 	fi
-	echo "$dir/linux-source-6.1"
+	echo "$dir/linux-source-$line"
+}
+
+# fl_tree_version DIR: the kernel version (6.12.118) of the source tree DIR,
+# from its top Makefile
+fl_tree_version() {
+	awk -F' *= *' '$1 == "VERSION" { v = $2 } $1 == "PATCHLEVEL" { p = $2 }
+		$1 == "SUBLEVEL" { s = $2; print v "." p "." s; exit }' "$1/Makefile"
+}
+
+# fl_tree_line DIR: the line (6.1, 6.12, ...) of the source tree DIR
+fl_tree_line() {
+	local v
+	v=$(fl_tree_version "$1")
+	echo "${v%.*}"
+}
+
+# fl_kernel WORD: resolve a --kernel word (qemu/run-guest, crashtest,
+# matrix, bench, FLUSHLOG_KERNEL) into
+#   FL_K_NAME     what reports call it ("Debian 6.12.118+deb12-amd64")
+#   FL_K_VMLINUZ  the kernel image
+#   FL_K_RELEASE  its uname -r ('' when unknown: a bare bzImage)
+#   FL_K_ROOT     a root folder with lib/modules/FL_K_RELEASE, or '' (no modules)
+#   FL_K_KO       the dm-flushlog.ko to load, or '' (built in)
+#   FL_K_BUILTIN  its modules.builtin, or '' (unknown)
+#   FL_K_SLOW     true for a KASAN kernel: booted -machine acpi=off -smp 1,
+#                 the way such a kernel does not stall under TCG
+# WORD: 6.1 or 6.12 (Debian's kernel of that line, dm-flushlog built as a
+# module against its headers; "debian" is the default line), debug (the
+# debug kernel, built from linux-source-6.12), debug-6.1, DIR (a kernel
+# build folder, O= or in-tree, such as scripts/build-kernel prints) or FILE
+# (a bzImage with dm-flushlog and what the guest needs built in).
+# shellcheck disable=SC2034 # FL_K_* are for the caller
+fl_kernel() {
+	local word=$1
+	FL_K_ROOT='' FL_K_KO='' FL_K_BUILTIN='' FL_K_SLOW=false FL_K_RELEASE=''
+	case $word in
+	debian) word=$FL_DEFAULT_LINE ;;
+	debug) word=debug-6.12 ;;
+	esac
+	if fl_is_line "$word"; then
+		FL_K_RELEASE=$(fl_kernel_version "$word")
+		FL_K_ROOT=$("$FLUSHLOG_TOP/qemu/fetch-kernel" "$word")
+		FL_K_VMLINUZ=$FL_K_ROOT/boot/vmlinuz-$FL_K_RELEASE
+		FL_K_KO=$("$FLUSHLOG_TOP/scripts/build-module" --line "$word")
+		FL_K_NAME="Debian $FL_K_RELEASE"
+	elif [[ $word == debug-* ]] && fl_is_line "${word#debug-}"; then
+		fl_kernel_dir "$("$FLUSHLOG_TOP/scripts/build-debug-kernel" --line "${word#debug-}")/build"
+		FL_K_NAME="the debug kernel $FL_K_RELEASE"
+	elif [ -d "$word" ]; then
+		fl_kernel_dir "$word"
+	elif [ -f "$word" ]; then
+		FL_K_VMLINUZ=$(realpath "$word")
+		FL_K_NAME="the bzImage $FL_K_VMLINUZ"
+	else
+		fl_bad_args "--kernel: '$word' is neither 6.1, 6.12, debug, debug-6.1, a kernel build folder nor a bzImage"
+	fi
+}
+
+# fl_kernel_dir DIR: fl_kernel for a kernel build folder (or one holding
+# build/, as scripts/build-kernel's do)
+# shellcheck disable=SC2034 # FL_K_* are for the caller
+fl_kernel_dir() {
+	local dir config
+	dir=$(realpath "$1")
+	[ -f "$dir/arch/x86/boot/bzImage" ] || [ ! -f "$dir/build/arch/x86/boot/bzImage" ] ||
+		dir=$dir/build
+	[ -f "$dir/arch/x86/boot/bzImage" ] ||
+		fl_bad_args "--kernel: $1 is not a built kernel folder (no arch/x86/boot/bzImage)"
+	config=$dir/.config
+	FL_K_VMLINUZ=$dir/arch/x86/boot/bzImage
+	FL_K_RELEASE=$(cat "$dir/include/config/kernel.release" 2>/dev/null || true)
+	FL_K_NAME="$FL_K_RELEASE built in $dir"
+	[ ! -f "$dir/modules.builtin" ] || FL_K_BUILTIN=$dir/modules.builtin
+	grep -q '^CONFIG_KASAN=y' "$config" 2>/dev/null && FL_K_SLOW=true
+	if grep -q '^CONFIG_MODULES=y' "$config" 2>/dev/null && [ -s "$dir/modules.order" ]; then
+		FL_K_ROOT=$("$FLUSHLOG_TOP/scripts/build-kernel" --install-modules "$dir")
+	fi
+	if ! grep -q '^CONFIG_DM_FLUSHLOG=y' "$config" 2>/dev/null; then
+		grep -q '^CONFIG_MODULES=y' "$config" 2>/dev/null ||
+			fl_bad_args "--kernel: $dir has neither dm-flushlog built in nor modules"
+		if grep -q '^CONFIG_DM_FLUSHLOG=m' "$config"; then
+			FL_K_KO=$(find "$FL_K_ROOT/lib/modules" -name 'dm-flushlog.ko*' | head -n 1)
+		else
+			FL_K_KO=$("$FLUSHLOG_TOP/scripts/build-module" --kdir "$dir")
+		fi
+	fi
+	return 0
+}
+
+# fl_kernel_has_module M: the fl_kernel'd kernel has module M, loadable or
+# built in (unknown for a bare bzImage: assumed built in)
+fl_kernel_has_module() {
+	if [ -n "$FL_K_ROOT" ] &&
+	   modprobe -d "$FL_K_ROOT" -S "$FL_K_RELEASE" --show-depends "$1" >/dev/null 2>&1; then
+		return 0
+	fi
+	[ -n "$FL_K_BUILTIN" ] || [ -n "$FL_K_ROOT" ] || return 0
+	[ -n "$FL_K_BUILTIN" ] && grep -Eq "/${1//[-_]/[-_]}\.ko$" "$FL_K_BUILTIN"
 }

@@ -60,13 +60,24 @@ _mklog() {
 	"$MKLOG" -f "$2" -e "$3" -o "$3/log" "$1"
 }
 
-# _require_guest: QEMU, the Debian kernel and the module build can run.
+# _kernel_version LINE: the ABI of Debian's newest kernel of LINE
+_kernel_version() {
+	bash -c '. "$1/scripts/lib.sh" && fl_kernel_version "$2"' _ "$FLUSHLOG_TOP" "$1"
+}
+
+# _require_guest: QEMU can run, and the kernel the test runs on
+# ($FLUSHLOG_KERNEL, default 6.1): a Debian line's headers are installed.
 _require_guest() {
+	local k=${FLUSHLOG_KERNEL:-6.1} v
 	_require_cmd qemu-system-x86_64
 	_require_cmd jq
-	[ -d "/usr/src/linux-headers-$(apt-cache depends linux-image-amd64 2>/dev/null |
-		sed -n 's/^ *Depends: linux-image-\([0-9].*\)$/\1/p' | head -n 1)" ] ||
-		_skip "linux-headers for Debian's current kernel are not installed"
+	case $k in
+	6.1|6.12|debian)
+		v=$(_kernel_version "${k/debian/6.1}" 2>/dev/null) ||
+			_skip "no Debian $k kernel in the package index"
+		[ -d "/usr/src/linux-headers-$v" ] ||
+			_skip "linux-headers-$v is not installed (scripts/install-deps guest)" ;;
+	esac
 }
 
 # _run_guest SCRIPT [run-guest options] [-- ARGS]: run SCRIPT ARGS in the
