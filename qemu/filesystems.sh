@@ -12,6 +12,7 @@
 #   FS_MODULES    Debian kernel modules the guest must load for it, beyond
 #                 the ones every guest has (qemu/mkinitramfs)
 #   FS_PACKAGES   Debian packages of its tools, installed only when asked for
+#   FS_CONFIG     the kernel options it needs, built in (scripts/build-kernel)
 #   FS_MOUNT      mount options every mount of it takes
 #   FS_ORDERED    options that turn its flush/FUA ordering on, when its
 #                 default leaves it off
@@ -32,11 +33,12 @@
 FL_FILESYSTEMS="ext4 ext3 xfs btrfs gfs2 reiserfs nilfs2 vfat ocfs2 f2fs"
 
 fl_fs() {
-	FS_TYPE=$1 FS_MKFS="mkfs.$1" FS_SIZE=128M FS_MODULES='' FS_PACKAGES=''
+	FS_TYPE=$1 FS_MKFS="mkfs.$1" FS_SIZE=128M FS_MODULES='' FS_PACKAGES='' FS_CONFIG=''
 	FS_MOUNT='' FS_ORDERED='' FS_UNORDERED='' FS_UNORDERED_WHY='' FS_FSCK=''
 	FS_CHECK='' FS_SERIAL='' FS_NO_PROMISE=''
 	case $1 in
 	ext4|ext3)
+		FS_CONFIG='CONFIG_EXT4_FS=y'
 		# ext3 is the ext3 on-disk format (no extents, 32-bit) mounted
 		# as ext3; since 4.3 the ext4 driver and jbd2 run it
 		FS_MKFS="mkfs.$1 -q"
@@ -45,6 +47,7 @@ fl_fs() {
 		FS_FSCK='e2fsck -fn'
 		FS_CHECK='mount (journal replay), walk, `e2fsck -fn`' ;;
 	xfs)
+		FS_CONFIG='CONFIG_XFS_FS=y'
 		FS_MKFS='mkfs.xfs -q -f'
 		FS_SIZE=320M	# mkfs.xfs refuses less than 300 MB
 		FS_PACKAGES=xfsprogs
@@ -53,6 +56,7 @@ fl_fs() {
 		FS_FSCK='xfs_repair -n'
 		FS_CHECK='mount (log recovery), walk, `xfs_repair -n`' ;;
 	btrfs)
+		FS_CONFIG='CONFIG_BTRFS_FS=y'
 		FS_MKFS='mkfs.btrfs -q -f'
 		FS_SIZE=256M
 		FS_PACKAGES=btrfs-progs
@@ -61,6 +65,7 @@ fl_fs() {
 		FS_FSCK='btrfs check --readonly'
 		FS_CHECK='mount (log tree replay), walk, `btrfs check --readonly`' ;;
 	gfs2)
+		FS_CONFIG='CONFIG_GFS2_FS=y'
 		# a single node without a cluster: lock_nolock, one 8 MB journal
 		FS_MKFS='mkfs.gfs2 -O -q -p lock_nolock -j 1 -J 8'
 		FS_SIZE=256M
@@ -70,6 +75,7 @@ fl_fs() {
 		FS_FSCK='fsck.gfs2 -n'
 		FS_CHECK='mount (journal replay), walk, `fsck.gfs2 -n`' ;;
 	reiserfs)
+		FS_CONFIG='CONFIG_REISERFS_FS=y'
 		FS_MKFS='mkfs.reiserfs -q -f -f'
 		FS_MODULES=reiserfs
 		FS_PACKAGES=reiserfsprogs
@@ -77,6 +83,7 @@ fl_fs() {
 		FS_FSCK='reiserfsck --check --yes --quiet'
 		FS_CHECK='mount (journal replay), walk, `reiserfsck --check`' ;;
 	nilfs2)
+		FS_CONFIG='CONFIG_NILFS2_FS=y'
 		# log-structured: a crash state is the last checkpoint it finds
 		FS_MKFS='mkfs.nilfs2 -q -f'
 		FS_SIZE=256M
@@ -86,6 +93,7 @@ fl_fs() {
 		FS_UNORDERED=nobarrier
 		FS_CHECK='mount (roll-forward), walk every file; nilfs2 has no fsck, the fsync oracle is its real test' ;;
 	vfat)
+		FS_CONFIG='CONFIG_VFAT_FS=y CONFIG_NLS_CODEPAGE_437=y CONFIG_NLS_ASCII=y CONFIG_NLS_UTF8=y'
 		FS_MKFS='mkfs.vfat'
 		FS_MODULES='vfat nls_cp437 nls_ascii nls_utf8'
 		FS_PACKAGES=dosfstools
@@ -95,6 +103,7 @@ fl_fs() {
 		FS_NO_PROMISE='fat has no journal: after a crash while mounted its dirty bit is set and fsck may find lost clusters'
 		FS_CHECK='mount, walk, `fsck.vfat -n`; its fsck failures are expected (no journal), the oracle and the mount are what count' ;;
 	ocfs2)
+		FS_CONFIG='CONFIG_OCFS2_FS=y CONFIG_OCFS2_FS_O2CB=y'
 		# local mode: no cluster stack, one node slot
 		FS_MKFS='mkfs.ocfs2 -q -M local -N 1 -J size=8M'
 		FS_SIZE=256M
@@ -107,6 +116,7 @@ fl_fs() {
 		FS_FSCK='fsck.ocfs2 -fn'
 		FS_CHECK='mount (journal replay), walk, `fsck.ocfs2 -fn`' ;;
 	f2fs)
+		FS_CONFIG='CONFIG_F2FS_FS=y'
 		FS_MKFS='mkfs.f2fs -q -f'
 		FS_SIZE=256M
 		FS_MODULES=f2fs
