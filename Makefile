@@ -110,20 +110,25 @@ test:
 	$(Q)$(MAKE) -s BUILD=$(BUILD)/asan CFLAGS="-O1 -g" \
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		test-progs
-	$(Q)tests/run --build $(BUILD) --asan-build $(BUILD)/asan --debug-kernel
+	$(Q)tests/run --build $(BUILD) --asan-build $(BUILD)/asan --kernels "6.1 6.12 debug"
+
+# KERNEL=6.1|6.12|debug|DIR|FILE: the guest kernel of make bench, crashtest
+# and matrix (matrix: a list, one column group each; default "6.1 6.12").
+KERNEL	?=
+KERNEL_ENV := $(if $(KERNEL),FLUSHLOG_KERNEL="$(KERNEL)")
 
 bench: all test-progs
 	$(Q)scripts/install-deps bench
-	$(Q)bench/run --build $(BUILD) --out bench/results.md
+	$(Q)$(KERNEL_ENV) bench/run --build $(BUILD) --out bench/results.md
 
 # The main job: trace a filesystem workload in QEMU and check every point.
 crashtest: all
-	$(Q)scripts/crashtest --fs $(or $(FS),ext4)
+	$(Q)$(KERNEL_ENV) scripts/crashtest --fs $(or $(FS),ext4)
 
 # Every filesystem with its ordering on and off (scripts/matrix): the
 # table docs/matrix.md.  FS="gfs2 f2fs" for some of them.
 matrix: all
-	$(Q)scripts/matrix $(if $(FS),--fs "$(FS)")
+	$(Q)scripts/matrix $(if $(FS),--fs "$(FS)") $(if $(KERNEL),--kernel "$(KERNEL)")
 
 # The kernel patch series, regenerated from drivers/ (scripts/make-patches).
 patches:

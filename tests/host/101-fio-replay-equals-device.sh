@@ -8,7 +8,7 @@
 # ranges read back as zeroes there as they do in the replay.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
-# debug-kernel: yes
+# kernels: 6.1 debug
 _require_guest
 
 truncate -s 128M "$TEST_TMP/data.img"

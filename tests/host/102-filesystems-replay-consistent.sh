@@ -6,7 +6,7 @@
 # On the host the logs check out and replay to the data disks exactly.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
-# debug-kernel: yes
+# kernels: 6.1 debug
 _require_guest
 
 disks=()

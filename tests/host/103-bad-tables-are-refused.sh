@@ -7,7 +7,7 @@
 # fails the test on any oops or warning).
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
-# debug-kernel: yes
+# kernels: 6.1 debug
 _require_guest
 
 truncate -s 64M "$TEST_TMP/data.img" "$TEST_TMP/log.img"

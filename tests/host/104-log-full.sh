@@ -7,7 +7,7 @@
 # equals the data disk.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
-# debug-kernel: yes
+# kernels: 6.1 debug
 _require_guest
 
 for m in stop fail; do

@@ -6,7 +6,7 @@
 # write.  What reached the log before the errors is a readable log.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
-# debug-kernel: yes
+# kernels: 6.1 debug
 _require_guest
 
 truncate -s 64M "$TEST_TMP/data.img" "$TEST_TMP/log.img"

@@ -4,6 +4,7 @@
 # data with a 4 KiB log, 4 KiB data with a 512-byte log.  Each log records
 # the right block sizes, checks out and replays to the data disk exactly.
 . "$FLUSHLOG_TOP/tests/common.sh"
+# kernels: 6.1 6.12
 # asan: no
 _require_guest
 

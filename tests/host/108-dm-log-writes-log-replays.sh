@@ -4,6 +4,7 @@
 # marks, then O_DSYNC raw writes) is recognised, and flushlog replays it to
 # its data disk byte for byte; its marks are crash points by name.
 . "$FLUSHLOG_TOP/tests/common.sh"
+# kernels: 6.1 6.12
 # asan: no
 _require_guest
 

@@ -11,6 +11,7 @@
 # The epoch model (--states epoch) then catches every broken mode,
 # same-epoch included, and passes the correct one.
 . "$FLUSHLOG_TOP/tests/common.sh"
+# kernels: 6.1
 # asan: no
 _require_guest
 

@@ -6,6 +6,7 @@
 # and a host-side replay of the saved point fails the same checker; the
 # correct journal passes.
 . "$FLUSHLOG_TOP/tests/common.sh"
+# kernels: 6.1
 # asan: no
 _require_guest
 

@@ -8,7 +8,8 @@
 # failure here is a finding about xfs or about flushlog: its run folder is
 # kept.
 . "$FLUSHLOG_TOP/tests/common.sh"
+# kernels: 6.12
 # asan: no
 _require_guest
 
-_crashtest_passes xfs --states epoch --max-reorder 1 --max-states 120 --oracle fsync
+_crashtest_passes xfs --states epoch --max-reorder 1 --max-states 60 --oracle fsync

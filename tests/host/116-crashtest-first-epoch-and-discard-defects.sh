@@ -13,6 +13,7 @@
 # discarded data) finds a stale record after it; the prefix model, which
 # replays discards as zeroes, cannot.
 . "$FLUSHLOG_TOP/tests/common.sh"
+# kernels: 6.1
 # asan: no
 _require_guest
 

@@ -6,6 +6,7 @@
 # folder (workload.txt, mkfs.txt), the reason in setup-failed.txt, and no
 # report.json; the summary says no state was checked.
 . "$FLUSHLOG_TOP/tests/common.sh"
+# kernels: 6.1
 # asan: no
 _require_guest
 

@@ -6,6 +6,7 @@
 # scripts are found, and the checker, named by its /tmp path, runs in
 # every state (it passes only a state it has read).
 . "$FLUSHLOG_TOP/tests/common.sh"
+# kernels: 6.1
 # asan: no
 _require_guest
 _require_cmd git

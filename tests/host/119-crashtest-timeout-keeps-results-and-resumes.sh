@@ -9,6 +9,7 @@
 # runs in; a state failing on purpose in the resumed run shows that the
 # output names the host's run folder, not the guest's.
 . "$FLUSHLOG_TOP/tests/common.sh"
+# kernels: 6.1
 # asan: no
 _require_guest
 

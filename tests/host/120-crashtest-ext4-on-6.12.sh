@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# make crashtest on ext4 on Debian's newest 6.12 kernel (dm-flushlog built
+# against its headers from the same source as 6.1's): every prefix state
+# and a sample of the epoch states mount, pass e2fsck and keep every
+# fsync's promise, and the guest really ran the 6.12 kernel the package
+# index names.
+. "$FLUSHLOG_TOP/tests/common.sh"
+# kernels: 6.12
+# asan: no
+_require_guest
+
+_crashtest_passes ext4 --states prefix,epoch --max-reorder 1 --max-states 60 --oracle fsync
+ran=$(cat "$TEST_TMP/ext4/kernel.txt")
+# (FLUSHLOG_KERNEL=K make test runs it on any K: a Debian line's is known)
+if want=$(_kernel_version "${FLUSHLOG_KERNEL:-6.1}" 2>/dev/null); then
+	[ "$ran" = "$want" ] || _fail "the guest ran $ran, not $want"
+fi
+echo "ext4: checked on $ran"
