@@ -51,7 +51,7 @@ fl_kernel_version() {
 	*)
 		fl_is_line "$line" || fl_die "no Debian kernel line '$line' (one of: $FL_KERNEL_LINES)"
 		v=$(apt-cache pkgnames "linux-image-$line." 2>/dev/null |
-			sed -n "s/^linux-image-\(${line//./\\.}\.[0-9]*+deb[0-9]*-amd64\)$/\1/p" |
+			sed -n "s/^linux-image-\(${line//./\\.}\.[0-9]*+deb12-amd64\)$/\1/p" |
 			sort -V | tail -n 1) ;;
 	esac
 	[ -n "$v" ] || fl_die "cannot resolve Debian's $line kernel from the package index (apt-get update?)"
@@ -135,7 +135,10 @@ fl_kernel() {
 		FL_K_KO=$("$FLUSHLOG_TOP/scripts/build-module" --line "$word")
 		FL_K_NAME="Debian $FL_K_RELEASE"
 	elif [[ $word == debug-* ]] && fl_is_line "${word#debug-}"; then
-		fl_kernel_dir "$("$FLUSHLOG_TOP/scripts/build-debug-kernel" --line "${word#debug-}")/build"
+		local dir
+		dir=$("$FLUSHLOG_TOP/scripts/build-debug-kernel" --line "${word#debug-}") ||
+			fl_die "the debug kernel ($word) did not build"
+		fl_kernel_dir "$dir/build"
 		FL_K_NAME="the debug kernel $FL_K_RELEASE"
 	elif [ -d "$word" ]; then
 		fl_kernel_dir "$word"
@@ -170,7 +173,10 @@ fl_kernel_dir() {
 		grep -q '^CONFIG_MODULES=y' "$config" 2>/dev/null ||
 			fl_bad_args "--kernel: $dir has neither dm-flushlog built in nor modules"
 		if grep -q '^CONFIG_DM_FLUSHLOG=m' "$config"; then
-			FL_K_KO=$(find "$FL_K_ROOT/lib/modules" -name 'dm-flushlog.ko*' | head -n 1)
+			[ -z "$FL_K_ROOT" ] ||
+				FL_K_KO=$(find "$FL_K_ROOT/lib/modules" -name 'dm-flushlog.ko*' | head -n 1)
+			[ -n "$FL_K_KO" ] ||
+				fl_die "--kernel: $dir builds dm-flushlog as a module, but has not built it (make modules)"
 		else
 			FL_K_KO=$("$FLUSHLOG_TOP/scripts/build-module" --kdir "$dir")
 		fi

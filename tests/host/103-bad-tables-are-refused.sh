@@ -7,7 +7,7 @@
 # fails the test on any oops or warning).
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
-# kernels: 6.1 debug
+# kernels: 6.1 6.12 debug
 _require_guest
 
 truncate -s 64M "$TEST_TMP/data.img" "$TEST_TMP/log.img"

@@ -7,7 +7,7 @@
 # equals the data disk.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
-# kernels: 6.1 debug
+# kernels: 6.1 6.12 debug
 _require_guest
 
 for m in stop fail; do

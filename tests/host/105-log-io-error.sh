@@ -6,7 +6,7 @@
 # write.  What reached the log before the errors is a readable log.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
-# kernels: 6.1 debug
+# kernels: 6.1 6.12 debug
 _require_guest
 
 truncate -s 64M "$TEST_TMP/data.img" "$TEST_TMP/log.img"

@@ -5,7 +5,7 @@
 # reload starts a new log that holds the writes after the reload.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
-# kernels: 6.1 debug
+# kernels: 6.1 6.12 debug
 _require_guest
 
 truncate -s 64M "$TEST_TMP/data.img" "$TEST_TMP/log.img" "$TEST_TMP/data2.img" "$TEST_TMP/log2.img"
