@@ -24,6 +24,7 @@ echo "build-kernel again over the same tree: nothing compiled or linked"
 
 _crashtest_passes ext4 --kernel "$dir" --oracle fsync
 built=$(sed -n 's/^version: //p' "$dir/build-info.txt")
+[[ $built =~ ^[0-9.]+\ \#[0-9]+\  ]] || _fail "build-info.txt names no build ('$built')"
 ran=$(sed -n 2p "$TEST_TMP/ext4/kernel.txt")
 # /proc/version holds the release and the build's "#N ... date"
 [[ $ran == *"${built%% *}"* && $ran == *"${built#* }"* ]] ||
