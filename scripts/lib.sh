@@ -185,7 +185,9 @@ fl_kernel_dir() {
 }
 
 # fl_kernel_has_module M: the fl_kernel'd kernel has module M, loadable or
-# built in (unknown for a bare bzImage: assumed built in)
+# built in (unknown for a bare bzImage: assumed built in).  Nothing is loaded:
+# modprobe -d ROOT --show-depends only reads ROOT's modules.dep; modules
+# are loaded by the guest's init alone, inside QEMU.
 fl_kernel_has_module() {
 	if [ -n "$FL_K_ROOT" ] &&
 	   modprobe -d "$FL_K_ROOT" -S "$FL_K_RELEASE" --show-depends "$1" >/dev/null 2>&1; then
