@@ -14,6 +14,10 @@
  *   device SECTORS [BLOCK]     data device size in sectors, block size
  *   logblock BYTES             log block size (flushlog format)
  *   dirty                      leave the super block dirty (not closed)
+ *   version N                  the super block's version (default 1, the
+ *                              durability order); entries are written in
+ *                              script order whatever it says (flushlog
+ *                              format, without -e)
  *   nodata                     a no_data log: writes without their data
  *   write SECTOR NR [fua] [preflush] [meta] [sync] [seed N] [ticks S C]
  *   discard|zeroes|erase SECTOR NR [ticks S C]
@@ -24,7 +28,8 @@
  *                              (a crafted entry; lwflags: dm-log-writes')
  *
  * EXPECT_DIR gets point-K.img for each crash point K (0 the start, the
- * end last) and points.txt, one "K kind applied" line each.  -l prints each
+ * end last) and points.txt, one "K kind applied" line each: the script is
+ * taken to be in durability order, as a version 1 log is.  -l prints each
  * entry's offset and size: "entry SEQ OFFSET BYTES".
  */
 #include <errno.h>
@@ -48,6 +53,7 @@ static enum fmt format = FMT_FLUSHLOG;
 static uint64_t dev_sectors = 2048;
 static uint32_t dev_block = 512, log_block = 512;
 static int dirty, nodata, list_layout;
+static uint32_t version = FLUSHLOG_VERSION_DURABILITY_ORDER;
 static unsigned char *disk;
 static FILE *log_file;
 static uint64_t log_off, nr_entries, tick, nr_points;
@@ -334,7 +340,7 @@ write_super(void)
 		struct flushlog_super sb = { 0 };
 
 		sb.magic = htole64(FLUSHLOG_SUPER_MAGIC);
-		sb.version = htole32(FLUSHLOG_VERSION);
+		sb.version = htole32(version);
 		sb.log_block_size = htole32(log_block);
 		sb.data_block_size = htole32(dev_block);
 		sb.data_sectors = htole64(dev_sectors);
@@ -377,6 +383,23 @@ print_fields(void)
 #undef F
 }
 
+/*
+ * The model disk takes operations in script order: durability order, the
+ * truth for a version 1 log only.
+ */
+static void
+set_version(uint64_t v)
+{
+	if (format != FMT_FLUSHLOG)
+		die("version: only the flushlog format has one to set");
+	if (v > UINT32_MAX)
+		die("version %" PRIu64 " does not fit its 32-bit field", v);
+	if (expect_dir && v != FLUSHLOG_VERSION_DURABILITY_ORDER)
+		die("version %" PRIu64 ": -e images are in script order, a version %u log's",
+		    v, FLUSHLOG_VERSION_DURABILITY_ORDER);
+	version = (uint32_t)v;
+}
+
 static void
 run_script(FILE *in)
 {
@@ -407,6 +430,10 @@ run_script(FILE *in)
 		}
 		if (!strcmp(tok[0], "dirty")) {
 			dirty = 1;
+			continue;
+		}
+		if (!strcmp(tok[0], "version") && n == 2) {
+			set_version(num(tok[1]));
 			continue;
 		}
 		if (!strcmp(tok[0], "nodata") && !started) {

@@ -21,7 +21,8 @@ print_entry_text(const struct fl_log *log, uint64_t seq)
 	char letters[8];
 
 	rwbs(e, letters);
-	printf("%8" PRIu64 " %-12s %-5s", seq, fl_op_name(e->op), letters);
+	printf("%8" PRIu64 " %8" PRIu64 " %-12s %-5s", seq, e->seq,
+	       fl_op_name(e->op), letters);
 	if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK)
 		printf(" %12s %8s", "-", "-");
 	else
@@ -40,8 +41,9 @@ print_entry_json(const struct fl_log *log, uint64_t seq)
 	char letters[8];
 
 	rwbs(e, letters);
-	printf("{\"seq\":%" PRIu64 ",\"op\":\"%s\",\"rwbs\":\"%s\",\"sector\":%" PRIu64 ",\"nr_sectors\":%u",
-	       seq, fl_op_name(e->op), letters, e->sector, e->nr_sectors);
+	printf("{\"seq\":%" PRIu64 ",\"logged_seq\":%" PRIu64 ",\"op\":\"%s\",\"rwbs\":\"%s\",\"sector\":%" PRIu64 ",\"nr_sectors\":%u",
+	       seq, e->seq, fl_op_name(e->op), letters, e->sector,
+	       e->nr_sectors);
 	printf(",\"preflush\":%s,\"fua\":%s,\"meta\":%s,\"sync\":%s",
 	       e->flags & FLUSHLOG_F_PREFLUSH ? "true" : "false",
 	       e->flags & FLUSHLOG_F_FUA ? "true" : "false",
@@ -92,9 +94,9 @@ run_dump(const struct cli_command *cmd, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (!json)
-		printf("%8s %-12s %-5s %12s %8s %10s %10s %-5s %s\n", "seq", "op",
-		       "rwbs", "sector", "sectors", "submit", "complete",
-		       "point", "label");
+		printf("%8s %8s %-12s %-5s %12s %8s %10s %10s %-5s %s\n", "seq",
+		       "logged", "op", "rwbs", "sector", "sectors", "submit",
+		       "complete", "point", "label");
 	for (uint64_t i = from; !none && i < nr && i <= to; i++) {
 		if (json)
 			print_entry_json(log, i);
@@ -110,12 +112,15 @@ const struct cli_command cmd_dump = {
 	.synopsis = "[--json] [--from N] [--to N] LOG",
 	.summary = "Print the log's entries, one per line.",
 	.description =
-		"Columns: entry number, operation, blkparse-style RWBS letters (F before\n"
-		"the operation: preflush; W write, D discard, Z write-zeroes, E secure\n"
-		"erase, N flush only, K mark; F after it: FUA; S sync; M metadata),\n"
-		"first sector and length in 512-byte sectors, the submit and complete\n"
-		"ticks, 'point' where a crash point ends, and a mark's label.  --to -1\n"
-		"prints no entry: the entries of a state before the first one.",
+		"Entries are listed in durability order, the order replay applies.\n"
+		"Columns: entry number in that order, the number it was logged with\n"
+		"(a version 2 log is written in completion order, so the two differ),\n"
+		"operation, blkparse-style RWBS letters (F before the operation:\n"
+		"preflush; W write, D discard, Z write-zeroes, E secure erase, N flush\n"
+		"only, K mark; F after it: FUA; S sync; M metadata), first sector and\n"
+		"length in 512-byte sectors, the submit and complete ticks, 'point'\n"
+		"where a crash point ends, and a mark's label.  --to -1 prints no\n"
+		"entry: the entries of a state before the first one.",
 	.example = "  flushlog dump --from 100 --to 120 log.img\n  flushlog dump --json log.img | jq 'select(.fua)'",
 	.options = dump_options,
 	.run = run_dump,

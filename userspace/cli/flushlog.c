@@ -49,8 +49,9 @@ main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("flushlog %s (log format version %d)\n",
-		       FLUSHLOG_VERSION_STRING, FLUSHLOG_VERSION);
+		printf("flushlog %s (log format versions %d and %d)\n",
+		       FLUSHLOG_VERSION_STRING,
+		       FLUSHLOG_VERSION_DURABILITY_ORDER, FLUSHLOG_VERSION);
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < NR_COMMANDS; i++)

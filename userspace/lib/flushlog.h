@@ -50,12 +50,20 @@ struct fl_error {
 #define FL_ENTRY_CRASH_POINT	(1U << 15)	/* a crash point ends here */
 
 /*
- * One index entry per log entry: 48 bytes, whatever the data size.
+ * One index entry per log entry: 56 bytes, whatever the data size.
  * Fields use the native format's units (512-byte sectors, FLUSHLOG_OP_*)
  * whichever format the log is in.
+ *
+ * The index is in durability order, the order replay applies: an entry's
+ * number (its place in the index) is what "entry:N", points, states and
+ * messages about an open log name.  A version 2 log stores its entries in
+ * completion order, so there seq, the entry's number in the log file,
+ * differs; offset always locates its bytes.  While a log is being read,
+ * before its order is known, messages name entries by seq.
  */
 struct fl_entry {
 	uint64_t offset;	/* byte offset of the entry header in the log */
+	uint64_t seq;		/* entry number in the log: 0, 1, 2, ... */
 	uint64_t sector;	/* first data-device sector */
 	uint64_t submit_tick;
 	uint64_t complete_tick;
@@ -90,7 +98,7 @@ struct fl_log_info {
 	bool data_verified;		/* every data checksum was checked */
 	bool order_verified;		/* durability order was checked */
 	bool torn;			/* a dirty log ended in a partial entry */
-	uint64_t torn_entry;
+	uint64_t torn_entry;		/* its seq: entries before it */
 	uint64_t torn_offset;
 	char torn_reason[256];
 	struct fl_counts counts;

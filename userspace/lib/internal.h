@@ -9,7 +9,7 @@
 #include "flushlog.h"
 
 struct fl_mark {
-	uint64_t entry;
+	uint64_t entry;		/* its index in fl_log.entries */
 	char *label;
 };
 
@@ -19,7 +19,7 @@ struct fl_log {
 	struct fl_log_info info;
 	struct fl_entry *entries;	/* info.nr_entries of them */
 	uint64_t entries_cap;
-	struct fl_mark *marks;
+	struct fl_mark *marks;		/* in entry order */
 	uint64_t nr_marks, marks_cap;
 };
 
@@ -33,6 +33,7 @@ int fl_scan_log_writes(struct fl_log *log, struct fl_error *err);
 int fl_log_add_entry(struct fl_log *log, const struct fl_entry *e,
 		     const char *label, size_t label_len);
 int fl_log_check_order(const struct fl_log *log, struct fl_error *err);
+int fl_log_to_durability_order(struct fl_log *log, struct fl_error *err);
 int fl_log_reserve(struct fl_log *log, uint64_t nr_entries);
 
 /*

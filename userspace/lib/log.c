@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Opening a log: recognise its format and build the in-memory index
- * (struct fl_entry, 48 bytes an entry) in one forward pass.  Reading it:
+ * (struct fl_entry, 56 bytes an entry) in one forward pass.  Reading it:
  * pread() into a window, which turns a log that shrank or failed a read
  * into an error naming the offset.
  */
@@ -122,7 +122,7 @@ fl_log_add_entry(struct fl_log *log, const struct fl_entry *e,
 {
 	uint64_t n = log->info.nr_entries;
 
-	/* grow by a quarter: the index stays near 48 bytes an entry */
+	/* grow by a quarter: the index stays near 56 bytes an entry */
 	if (n == log->entries_cap &&
 	    fl_log_reserve(log, log->entries_cap + log->entries_cap / 4 + 1024))
 		return -ENOMEM;
@@ -145,7 +145,9 @@ fl_log_add_entry(struct fl_log *log, const struct fl_entry *e,
 		m->entry = n;
 		log->nr_marks++;
 	}
+	/* both scanners add entries in the order the log holds them */
 	log->entries[n] = *e;
+	log->entries[n].seq = n;
 	log->info.nr_entries = n + 1;
 	count_entry(&log->info.counts, e);
 	return 0;
@@ -392,7 +394,7 @@ fl_log_label(const struct fl_log *log, uint64_t entry)
 {
 	uint64_t lo = 0, hi = log->nr_marks;
 
-	/* marks are appended in entry order: binary search */
+	/* marks are in entry order: binary search */
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
 

@@ -344,6 +344,27 @@ apply_entry(struct fl_replay *r, uint64_t seq, struct fl_error *err)
 	return write_data(r, e, 0, e->data_len, start, err);
 }
 
+/*
+ * The window reads ahead over the entries to apply, not past them: up to
+ * the end of the last of them in the log.  That is the last entry in a
+ * version 1 log, but not always in a version 2 log, whose entries were
+ * logged in completion order and are applied in durability order.
+ */
+static uint64_t
+read_ahead_limit(const struct fl_log *log, uint64_t from, uint64_t to)
+{
+	uint64_t limit = 0;
+
+	for (uint64_t i = from; i < to; i++) {
+		const struct fl_entry *e = &log->entries[i];
+		uint64_t end = e->offset + log->info.log_block_size + e->data_len;
+
+		if (end > limit)
+			limit = end;
+	}
+	return limit;
+}
+
 int
 fl_replay_to(struct fl_replay *r, uint64_t nr_applied, struct fl_error *err)
 {
@@ -358,11 +379,7 @@ fl_replay_to(struct fl_replay *r, uint64_t nr_applied, struct fl_error *err)
 		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "cannot replay backwards from %" PRIu64 " to %" PRIu64 " entries",
 				    r->pos, nr_applied), -EINVAL;
-	/* the window reads ahead over the entries to apply, not past them */
-	if (nr_applied)
-		r->read_limit = log->entries[nr_applied - 1].offset +
-				log->info.log_block_size +
-				log->entries[nr_applied - 1].data_len;
+	r->read_limit = read_ahead_limit(log, r->pos, nr_applied);
 	for (; r->pos < nr_applied; r->pos++) {
 		ret = apply_entry(r, r->pos, err);
 		if (ret)

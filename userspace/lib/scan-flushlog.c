@@ -8,6 +8,10 @@
  * next entry of this log, and an entry whose header or data was not wholly
  * written is the torn tail.  A header that passes its checksum but makes
  * no sense is corruption in either case.
+ *
+ * Version 1 logs hold their entries in durability order, version 2 logs in
+ * completion order: those are put in durability order once read
+ * (order.c), so the rest of the library sees one order.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -52,21 +56,24 @@ check_super(struct fl_log *log, const struct flushlog_super *sb,
 	    struct fl_error *err)
 {
 	struct fl_log_info *info = &log->info;
-	uint32_t want, state, flags;
+	uint32_t want, state, flags, version;
 	uint64_t used;
 
 #define SUPER_BAD(...) \
 	(fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0, "super block: " \
 		      __VA_ARGS__), -EBADMSG)
 
-	if (fl_le32(sb->version) != FLUSHLOG_VERSION)
-		return SUPER_BAD("unsupported version %u (this reader knows %u)",
-				 fl_le32(sb->version), FLUSHLOG_VERSION);
+	version = fl_le32(sb->version);
+	if (version != FLUSHLOG_VERSION_DURABILITY_ORDER &&
+	    version != FLUSHLOG_VERSION)
+		return SUPER_BAD("unsupported version %u (this reader knows %u and %u)",
+				 version, FLUSHLOG_VERSION_DURABILITY_ORDER,
+				 FLUSHLOG_VERSION);
 	if (!crc_matches(sb, offsetof(struct flushlog_super, crc), &want))
 		return SUPER_BAD("checksum mismatch (stored 0x%08x, computed 0x%08x)",
 				 fl_le32(sb->crc), want);
 	info->format = FL_FORMAT_FLUSHLOG;
-	info->version = FLUSHLOG_VERSION;
+	info->version = version;
 	info->log_block_size = fl_le32(sb->log_block_size);
 	info->data_block_size = fl_le32(sb->data_block_size);
 	info->data_sectors = fl_le64(sb->data_sectors);
@@ -385,5 +392,7 @@ fl_scan_flushlog(struct fl_log *log, unsigned int flags, struct fl_error *err)
 				    "super block: %" PRIu64 " sectors used, but its %" PRIu64 " entries end at byte %" PRIu64,
 				    used, info->super_entries, info->used_bytes),
 		       -EBADMSG;
-	return 0;
+	if (info->version == FLUSHLOG_VERSION_DURABILITY_ORDER)
+		return 0;
+	return fl_log_to_durability_order(log, err);
 }

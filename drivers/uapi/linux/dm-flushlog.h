@@ -2,7 +2,7 @@
 /**
  * DOC: dm-flushlog log format
  *
- * The dm-flushlog on-disk log format, version 1.
+ * The dm-flushlog on-disk log format, version 2.
  *
  * This header is the one definition of the format: the dm-flushlog target,
  * libflushlog and docs/log-format.md all follow it.  Every field is
@@ -22,13 +22,25 @@
  * pass.  With 512-byte log blocks an entry costs exactly one sector more
  * than the data it carries.
  *
- * Order.  Entries are in durability order: the writes in entries 0..k are
- * exactly those a device with a volatile write cache is guaranteed to hold
- * once the operation of entry k completed, for every entry k that is a crash
- * point (a FLUSH entry, a write with FLUSHLOG_F_FUA, or a MARK).  A write
- * completed but not yet covered by a flush is therefore logged only when
- * the flush that covers it completes, just before that flush's entry, not
- * at its own completion.
+ * Order.  Version 2 entries are in completion order: the order of their
+ * complete_tick.  The writer streams each entry to the log as soon as its
+ * bio completes, so its memory stays bounded whatever the workload.
+ * Durability order follows from the ticks alone: a write W (or discard,
+ * write-zeroes, secure erase) is guaranteed durable once it completed with
+ * FLUSHLOG_F_FUA, or once a FLUSH entry F completed with
+ * F.submit_tick > W.complete_tick.  A reader rebuilds durability order by
+ * keeping the non-FUA writes aside, in log order, and letting each FLUSH
+ * entry take out, just before itself, those that completed before the
+ * flush was submitted (always a prefix of them); FUA writes and marks stay
+ * where they are, and writes no flush covered go last.
+ *
+ * Version 1 logs hold their entries in that durability order already: their
+ * writer kept each completed write in memory until the flush that covers it
+ * completed.  Readers take both versions; a version 1 reader refuses
+ * version 2.  In durability order, the writes in entries 0..k are exactly
+ * those a device with a volatile write cache is guaranteed to hold once the
+ * operation of entry k completed, for every entry k that is a crash point
+ * (a FLUSH entry, a write with FLUSHLOG_F_FUA, or a MARK).
  *
  * Time.  The target keeps one event counter, the tick, and stamps each
  * logged bio when it is submitted (submit_tick) and when it completes
@@ -36,9 +48,10 @@
  * nothing else to know what a crash could leave on the media:
  *  - write W is guaranteed durable once W completed with FUA, or once a
  *    FLUSH F completed with F.submit_tick > W.complete_tick;
- *  - at the crash point of entry k, every write W logged after k with
- *    W.submit_tick < entry k's complete_tick had been submitted but was not
- *    yet guaranteed: it may or may not be on the media.
+ *  - at the crash point of entry k (in durability order), every write W
+ *    after k with W.submit_tick < entry k's complete_tick had been
+ *    submitted but was not yet guaranteed: it may or may not be on the
+ *    media.
  *
  * Integrity.  Each header carries a CRC32C of itself and one of its data.
  * The super block is rewritten at a clean shutdown with the entry count and
@@ -58,7 +71,8 @@
 
 #define FLUSHLOG_SUPER_MAGIC	0x474f4c4853554c46ULL	/* "FLUSHLOG" */
 #define FLUSHLOG_ENTRY_MAGIC	0x45474f4cU		/* "LOGE" */
-#define FLUSHLOG_VERSION	1
+#define FLUSHLOG_VERSION	2	/* entries in completion order */
+#define FLUSHLOG_VERSION_DURABILITY_ORDER 1	/* read, no longer written */
 
 #define FLUSHLOG_SECTOR_SHIFT	9	/* sector and length unit: 512 bytes */
 #define FLUSHLOG_HEADER_SIZE	512	/* bytes of a super or entry header */
@@ -124,10 +138,10 @@ enum flushlog_op {
 /*
  * An entry header: the first 512 bytes of a log block.
  *
- * A bio with REQ_PREFLUSH and data but no REQ_FUA is logged as two entries
- * sharing one submit_tick: a FLUSH entry where its flush completed, and a
- * WRITE entry with F_PREFLUSH where a later flush made its data durable.
- * With REQ_FUA too, it is one WRITE entry with F_PREFLUSH | F_FUA.
+ * Device-mapper core splits a bio with REQ_PREFLUSH and data into an empty
+ * flush and the write, so dm-flushlog logs them as a FLUSH entry and a
+ * WRITE entry with ticks of their own; F_PREFLUSH on a WRITE entry comes
+ * only from other writers of the format.
  */
 struct flushlog_entry {
 	__le32	magic;		/* FLUSHLOG_ENTRY_MAGIC */
@@ -151,8 +165,9 @@ struct flushlog_entry {
 
 /*
  * Compile-time checks: any change of size or offset changes the format.
- * (C11 _Static_assert works in the kernel's gnu11 and in userspace.)
+ * C11's _Static_assert is not C++, whose users skip the checks.
  */
+#ifndef __cplusplus
 #define FLUSHLOG_CHECK_OFFSET(type, field, off) \
 	_Static_assert(__builtin_offsetof(struct type, field) == (off), \
 		       #type "." #field " moved")
@@ -174,5 +189,7 @@ FLUSHLOG_CHECK_OFFSET(flushlog_entry, submit_tick, 48);
 FLUSHLOG_CHECK_OFFSET(flushlog_entry, label_len, 72);
 FLUSHLOG_CHECK_OFFSET(flushlog_entry, label, 80);
 FLUSHLOG_CHECK_OFFSET(flushlog_entry, reserved, 144);
+#undef FLUSHLOG_CHECK_OFFSET
+#endif /* __cplusplus */
 
 #endif /* _UAPI_LINUX_DM_FLUSHLOG_H */
