@@ -2,7 +2,8 @@
 /*
  * dm-flushlog: pass every bio through to a data device and record every
  * write, with its data and its REQ_PREFLUSH / REQ_FUA / discard /
- * write-zeroes flags, to a log device, in durability order.
+ * write-zeroes flags, to a log device, so that the state of the disk at
+ * every crash point can be rebuilt.
  *
  * This file is part of flushlog.
  */
@@ -14,6 +15,7 @@
 #include <linux/dm-flushlog.h>
 #include <linux/highmem.h>
 #include <linux/ktime.h>
+#include <linux/mempool.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -28,77 +30,90 @@
 #define DM_MSG_PREFIX "flushlog"
 
 /*
- * Log ordering.  A write is durable on a device with a volatile cache only
- * once it completed with REQ_FUA, or once a cache flush that was issued
- * after the write completed has itself completed.  The log is kept in
- * that order, so that the writes of entries 0..k are exactly those
- * guaranteed to be on the media when entry k (a flush, a FUA write or a
- * mark) was logged:
- *
- *  - a completed write goes onto the unflushed list, in completion order;
- *  - a completed FUA write is queued for the log at once;
- *  - a completed flush queues every unflushed write that had completed
- *    before the flush was issued, then itself;
- *  - a mark is queued at once.
+ * Log order.  Every logged bio gets a tick (one counter for the whole
+ * target) when it is mapped and another when it completes; a mark gets one
+ * tick for both.  An entry is queued for the log when its bio completes,
+ * under the lock that hands out the completion tick, so the log is in
+ * completion order and a single ordered work item writes it out.  Nothing
+ * waits in memory for the flush that makes it durable: a reader derives
+ * durability order from the ticks (a write is durable once it completed
+ * with REQ_FUA, or once a flush submitted after its completion completed),
+ * as include/uapi/linux/dm-flushlog.h describes.  Device-mapper core splits
+ * a flush with data into an empty flush and the write, so REQ_PREFLUSH
+ * arrives on empty bios only.
  *
  * W means submitted, C completed, F a flush, FUA a FUA write:
  *
  *   Wa Wb Wc Cc Ca F FUAd Cb CFUAd CF
  *
- * is logged as
+ * is logged as c a b d F, which a reader puts in durability order as
+ * d c a F (and b after the next flush).
  *
- *   d c a F              (and b after the next flush)
+ * Data.  A logged write's data is copied into pages of the target's own
+ * when the bio is mapped, and the data device is written from that copy,
+ * so the log holds exactly the bytes the data device got even when the
+ * submitter changes its pages under writeback.  The copy is the only pass
+ * over the data before the log's checksum.
  *
- * Every logged bio carries the tick (one counter for the whole target) of
- * its submission and of its completion, so that a reader can also tell
- * which later writes were in flight, and so might be durable, at any
- * point.  Device-mapper core splits a flush with data into an empty flush
- * and the data, so this target sees REQ_PREFLUSH on empty bios only.
- *
- * The log device holds a super block and then the entries, one header
- * block each followed by the data; include/uapi/linux/dm-flushlog.h
- * describes the format.  Entries are written by an ordered work item in
- * large sequential bios; the data path never waits for the log.
+ * Memory.  The copies, headers and entries of writes not yet on the log
+ * device are charged against max_pending; map waits while the budget is
+ * spent, so no workload can make the target hold more.  Pages and entries
+ * come from mempools, so that the writeback that frees memory can always
+ * log.  Bios are split at FLUSHLOG_MAX_IO_SECTORS so that no entry needs
+ * more than one reserve's worth of pages.
  */
 
-enum log_state {
-	LOG_IDLE,	/* not resumed yet: nothing written */
-	LOG_LOGGING,
-	LOG_FULL,	/* on_full=stop and the log filled up */
-	LOG_ERROR,	/* a log write failed */
-	LOG_RETIRED,	/* a newer table took over the log device */
+#define FLUSHLOG_MAX_IO_SECTORS	2048	/* 1 MiB: the largest entry */
+#define FLUSHLOG_MAX_IO_PAGES	(FLUSHLOG_MAX_IO_SECTORS >> (PAGE_SHIFT - SECTOR_SHIFT))
+#define FLUSHLOG_MIN_ENTRIES	16	/* entries in reserve */
+#define FLUSHLOG_DEFAULT_MAX_PENDING_MIB 64
+#define FLUSHLOG_MIN_MAX_PENDING_MIB 2	/* twice the largest entry */
+#define FLUSHLOG_MAX_MAX_PENDING_MIB 65536
+
+/* What the target does with the log; status shows it. */
+enum logging_state {
+	LOGGING_IDLE,		/* not resumed yet: nothing written */
+	LOGGING_ON,
+	LOGGING_FULL,		/* on_full=stop and the log filled up */
+	LOGGING_ERROR,		/* a log write failed */
+	LOGGING_RETIRED,	/* a reload of this device took over the log */
 };
 
-static const char *const log_state_names[] = {
-	[LOG_IDLE] = "idle",
-	[LOG_LOGGING] = "logging",
-	[LOG_FULL] = "full",
-	[LOG_ERROR] = "error",
-	[LOG_RETIRED] = "retired",
+static const char *const logging_state_names[] = {
+	[LOGGING_IDLE] = "idle",
+	[LOGGING_ON] = "logging",
+	[LOGGING_FULL] = "full",
+	[LOGGING_ERROR] = "error",
+	[LOGGING_RETIRED] = "retired",
 };
 
-/* One entry waiting for its place in the log. */
+/* One entry, from its bio's map until it is in a log bio. */
 struct pending_entry {
 	struct list_head list;
 	u64 submit_tick;
 	u64 complete_tick;
 	u64 time_ns;
 	sector_t sector;
+	sector_t log_sectors;	/* log space reserved for it */
 	u32 nr_sectors;
 	u32 data_len;		/* bytes of data in pages[] */
 	u16 op;
 	u16 flags;
 	u32 label_len;
 	u8 label[FLUSHLOG_LABEL_MAX];
+	struct page *header;	/* the header block's page */
 	unsigned int nr_pages;
-	struct page *pages[];	/* the data, copied when the bio was mapped */
+	struct page *pages[FLUSHLOG_MAX_IO_PAGES];	/* the data's copy */
 };
 
 struct flushlog_c {
 	struct dm_dev *data_dev;
 	struct dm_dev *log_dev;
-	bool on_full_fail;	/* fail writes with -ENOSPC when full */
+	struct mapped_device *md;	/* tells a reload from another device */
+	bool on_full_fail;	/* fail writes when the log cannot take them */
 	bool no_data;		/* log headers only */
+	unsigned int max_pending_mib;	/* 0: the default, not in the table */
+	u64 max_pending;	/* bytes of logging memory allowed */
 	u32 log_block_size;	/* bytes; one entry header each */
 	sector_t log_capacity;	/* sectors of the log device */
 	sector_t data_sectors;	/* sectors this target maps */
@@ -109,25 +124,29 @@ struct flushlog_c {
 
 	/* lock protects the fields up to the next blank line */
 	spinlock_t lock;
-	enum log_state state;
+	enum logging_state state;	/* WRITE_ONCE: map reads it unlocked */
+	bool suspended;
 	bool filled;			/* an entry did not fit */
-	struct list_head unflushed;	/* completed, no flush covers them yet */
-	struct list_head ready;		/* in log order, to be written */
+	struct list_head ready;		/* completed, in log order */
 	sector_t reserved;		/* log sectors promised, super included */
+	u64 pending;			/* bytes charged to max_pending */
+	u64 peak_pending;
+	unsigned int nr_log_bios;	/* in flight */
+	wait_queue_head_t pending_wait;	/* woken under lock: see uncharge */
+	wait_queue_head_t log_bios_wait;
 
-	/* owned by log_work; read locklessly by status */
+	/* written by log_work only, with WRITE_ONCE: status reads them */
 	u64 next_seq;
 	sector_t next_sector;
 	u64 nr_flush_points;
 	u64 nr_marks;
-	struct page *hdr_page;		/* headers are carved out of it */
-	unsigned int hdr_offset;
 
 	struct workqueue_struct *wq;
 	struct work_struct log_work;
-	struct bio_set bs;
-	atomic_t log_ios;		/* log bios in flight */
-	wait_queue_head_t log_io_wait;
+	struct bio_set bs;		/* log bios and data copies */
+	mempool_t *page_pool;
+	mempool_t *entry_pool;
+	struct mutex page_pool_lock;	/* one waiter on the reserve at a time */
 	bool log_error_reported;
 
 	struct list_head instances;	/* on flushlog_instances */
@@ -137,7 +156,7 @@ struct per_bio_data {
 	struct pending_entry *entry;	/* NULL: the bio is not logged */
 };
 
-/* Targets by log device, so that a new table retires the old one. */
+/* Live targets by log device: one log, one mapped device. */
 static LIST_HEAD(flushlog_instances);
 static DEFINE_MUTEX(flushlog_instances_lock);
 
@@ -153,42 +172,108 @@ static sector_t entry_log_sectors(struct flushlog_c *fc, u32 data_len)
 	       (round_up(data_len, fc->log_block_size) >> SECTOR_SHIFT);
 }
 
+/* The slab object an entry takes, from the kmalloc pool. */
+static size_t entry_size(void)
+{
+	return kmalloc_size_roundup(sizeof(struct pending_entry));
+}
+
+/* Bytes an entry holds until its log write completes. */
+static u64 entry_charge(unsigned int nr_pages)
+{
+	return (u64)(nr_pages + 1) * PAGE_SIZE + entry_size();
+}
+
 static u32 flushlog_crc(const void *buf, size_t len)
 {
 	return ~crc32c(~0U, buf, len);
 }
 
-static void free_pending_entry(struct pending_entry *e)
+/*
+ * Memory budget.  Waking up under fc->lock keeps the waker from touching
+ * fc after a waiter saw the condition and went on to free it.
+ */
+static void charge_pending(struct flushlog_c *fc, u64 bytes)
+{
+	spin_lock_irq(&fc->lock);
+	wait_event_lock_irq(fc->pending_wait,
+			    fc->pending + bytes <= fc->max_pending, fc->lock);
+	fc->pending += bytes;
+	fc->peak_pending = max(fc->peak_pending, fc->pending);
+	spin_unlock_irq(&fc->lock);
+}
+
+static void uncharge_pending(struct flushlog_c *fc, u64 bytes)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&fc->lock, flags);
+	fc->pending -= bytes;
+	/* waiters queue up under fc->lock, so this test cannot miss one */
+	if (waitqueue_active(&fc->pending_wait))
+		wake_up_all(&fc->pending_wait);
+	spin_unlock_irqrestore(&fc->lock, flags);
+}
+
+/*
+ * Take nr pages from the pool.  Several submitters each holding part of
+ * the reserve and waiting for the rest would deadlock, so as dm-crypt
+ * does, only one at a time may wait; the others take what is free now.
+ */
+static void alloc_pool_pages(struct flushlog_c *fc, struct page **pages,
+			     unsigned int nr)
 {
 	unsigned int i;
 
-	for (i = 0; i < e->nr_pages; i++)
-		if (e->pages[i])
-			__free_page(e->pages[i]);
-	kfree(e);
-}
-
-static void free_entry_list(struct list_head *head)
-{
-	struct pending_entry *e, *tmp;
-
-	list_for_each_entry_safe(e, tmp, head, list) {
-		list_del(&e->list);
-		free_pending_entry(e);
+	for (i = 0; i < nr; i++) {
+		pages[i] = mempool_alloc(fc->page_pool,
+					 GFP_NOWAIT | __GFP_NOWARN);
+		if (!pages[i])
+			break;
 	}
+	if (i == nr)
+		return;
+	while (i--)
+		mempool_free(pages[i], fc->page_pool);
+	mutex_lock(&fc->page_pool_lock);
+	for (i = 0; i < nr; i++)
+		pages[i] = mempool_alloc(fc->page_pool, GFP_NOIO);
+	mutex_unlock(&fc->page_pool_lock);
 }
 
-static struct pending_entry *alloc_pending_entry(unsigned int nr_pages,
-						 gfp_t gfp)
+static struct pending_entry *alloc_pending_entry(struct flushlog_c *fc,
+						 unsigned int nr_pages)
 {
 	struct pending_entry *e;
 
-	e = kzalloc(struct_size(e, pages, nr_pages), gfp);
-	if (!e)
-		return NULL;
+	charge_pending(fc, entry_charge(nr_pages));
+	e = mempool_alloc(fc->entry_pool, GFP_NOIO);
+	memset(e, 0, offsetof(struct pending_entry, pages));
 	INIT_LIST_HEAD(&e->list);
 	e->nr_pages = nr_pages;
+	alloc_pool_pages(fc, &e->header, 1);
+	alloc_pool_pages(fc, e->pages, nr_pages);
 	return e;
+}
+
+/* Give back an entry's memory, but for pages a log bio took over. */
+static void free_pending_entry(struct flushlog_c *fc, struct pending_entry *e)
+{
+	u64 bytes = entry_size();
+	unsigned int i;
+
+	for (i = 0; i < e->nr_pages; i++) {
+		if (e->pages[i]) {
+			mempool_free(e->pages[i], fc->page_pool);
+			bytes += PAGE_SIZE;
+		}
+	}
+	if (e->header) {
+		mempool_free(e->header, fc->page_pool);
+		bytes += PAGE_SIZE;
+	}
+	mempool_free(e, fc->entry_pool);
+	uncharge_pending(fc, bytes);
 }
 
 /*
@@ -212,18 +297,17 @@ static void copy_to_page(struct page *dst, unsigned int off, struct page *src,
 	kunmap_local(d);
 }
 
-/* Copy the bio's data: it may change once the bio has completed. */
-static int copy_bio_data(struct pending_entry *e, struct bio *bio)
+/*
+ * Copy the bio's data into the entry's pages, and zero the rest of the
+ * last log block: the log bio writes it as the entry's padding.
+ */
+static void copy_bio_data(struct flushlog_c *fc, struct pending_entry *e,
+			  struct bio *bio)
 {
+	unsigned int pos = 0, pad;
 	struct bvec_iter iter;
 	struct bio_vec bv;
-	unsigned int i, pos = 0;
 
-	for (i = 0; i < e->nr_pages; i++) {
-		e->pages[i] = alloc_page(GFP_NOIO);
-		if (!e->pages[i])
-			return -ENOMEM;
-	}
 	bio_for_each_segment(bv, bio, iter) {
 		unsigned int done = 0;
 
@@ -239,7 +323,10 @@ static int copy_bio_data(struct pending_entry *e, struct bio *bio)
 			pos += len;
 		}
 	}
-	return 0;
+	pad = round_up(pos, fc->log_block_size) - pos;
+	if (pad)
+		memzero_page(e->pages[pos >> PAGE_SHIFT], offset_in_page(pos),
+			     pad);
 }
 
 static u16 bio_entry_op(struct bio *bio)
@@ -273,114 +360,509 @@ static u16 bio_entry_flags(struct bio *bio)
 	return flags;
 }
 
-/*
- * Promise log space to an entry.  Returns false when the entry must not
- * be logged; *fail then says whether the bio must fail (on_full=fail).
- */
-static bool reserve_log_space(struct flushlog_c *fc, sector_t sectors,
-			      bool *fail)
+static void set_logging_state(struct flushlog_c *fc, enum logging_state state)
 {
 	unsigned long flags;
-	bool ok = false;
 
-	*fail = false;
 	spin_lock_irqsave(&fc->lock, flags);
-	if (fc->state != LOG_LOGGING)
-		goto out;
-	if (fc->reserved + sectors > fc->log_capacity) {
+	if (fc->state == LOGGING_ON || fc->state == LOGGING_FULL)
+		WRITE_ONCE(fc->state, state);
+	spin_unlock_irqrestore(&fc->lock, flags);
+}
+
+/*
+ * Promise log space to an entry.  Returns 0, or the error the bio must
+ * fail with (on_full=fail), or 1 when the bio goes on unlogged.
+ */
+static int reserve_log_space(struct flushlog_c *fc, sector_t sectors)
+{
+	unsigned long flags;
+	int r = 0;
+
+	spin_lock_irqsave(&fc->lock, flags);
+	if (fc->state != LOGGING_ON) {
+		r = fc->on_full_fail ? -EIO : 1;
+	} else if (fc->reserved + sectors > fc->log_capacity) {
 		if (!fc->filled)
 			DMWARN("%s: log device full, %s", fc->log_dev->name,
 			       fc->on_full_fail ? "failing writes that do not fit" :
 						  "logging stopped");
 		fc->filled = true;
 		if (fc->on_full_fail)
-			*fail = true;
+			r = -ENOSPC;
 		else
-			fc->state = LOG_FULL;
-		goto out;
+			WRITE_ONCE(fc->state, LOGGING_FULL);
+		r = r ?: 1;
+	} else {
+		fc->reserved += sectors;
 	}
-	fc->reserved += sectors;
-	ok = true;
-out:
 	spin_unlock_irqrestore(&fc->lock, flags);
-	return ok;
+	return r;
 }
 
-/* Build the entry of a write-type bio; NULL with *fail if it must fail. */
-static struct pending_entry *prepare_entry(struct flushlog_c *fc,
-					   struct dm_target *ti,
-					   struct bio *bio, bool *fail)
+/* An entry that will not be logged gives its log space back. */
+static void release_log_space(struct flushlog_c *fc, sector_t sectors)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&fc->lock, flags);
+	fc->reserved -= sectors;
+	spin_unlock_irqrestore(&fc->lock, flags);
+}
+
+/* The entry of a write-type bio, whose sector is already remapped. */
+static int prepare_entry(struct flushlog_c *fc, struct bio *bio,
+			 struct pending_entry **entry)
 {
 	u16 op = bio_entry_op(bio);
 	bool keep_data = op == FLUSHLOG_OP_WRITE && !fc->no_data;
 	u32 data_len = keep_data ? bio->bi_iter.bi_size : 0;
+	sector_t log_sectors = entry_log_sectors(fc, data_len);
 	struct pending_entry *e;
+	int r;
 
-	if (!reserve_log_space(fc, entry_log_sectors(fc, data_len), fail))
-		return NULL;
-	e = alloc_pending_entry(DIV_ROUND_UP(data_len, PAGE_SIZE), GFP_NOIO);
-	if (!e || (keep_data && copy_bio_data(e, bio))) {
-		/* the bio goes on; its log would now have a hole */
-		DMERR_LIMIT("%s: out of memory for a log entry, logging stopped",
-			    fc->log_dev->name);
-		if (e)
-			free_pending_entry(e);
-		spin_lock_irq(&fc->lock);
-		if (fc->state == LOG_LOGGING)
-			fc->state = LOG_ERROR;
-		spin_unlock_irq(&fc->lock);
-		return NULL;
-	}
+	*entry = NULL;
+	r = reserve_log_space(fc, log_sectors);
+	if (r)
+		return r < 0 ? r : 0;
+	e = alloc_pending_entry(fc, DIV_ROUND_UP(data_len, PAGE_SIZE));
+	if (keep_data)
+		copy_bio_data(fc, e, bio);
 	e->op = op;
 	e->flags = bio_entry_flags(bio);
 	if (op != FLUSHLOG_OP_FLUSH) {
-		e->sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+		e->sector = bio->bi_iter.bi_sector;
 		e->nr_sectors = bio_sectors(bio);
 	}
 	if (op == FLUSHLOG_OP_WRITE && fc->no_data)
 		e->flags |= FLUSHLOG_F_NO_DATA;
 	e->data_len = data_len;
+	e->log_sectors = log_sectors;
 	e->submit_tick = atomic64_inc_return(&fc->tick);
-	return e;
+	*entry = e;
+	return 0;
 }
 
-/*
- * Under fc->lock: a flush issued at submit_tick has completed, so every
- * write that completed before that tick is now durable.
- */
-static void __queue_covered_writes(struct flushlog_c *fc, u64 submit_tick)
+static void data_copy_end_io(struct bio *copy)
 {
-	struct pending_entry *e, *tmp;
+	struct bio *bio = copy->bi_private;
 
-	list_for_each_entry_safe(e, tmp, &fc->unflushed, list) {
-		if (e->complete_tick >= submit_tick)
-			break;	/* the list is in completion order */
-		list_move_tail(&e->list, &fc->ready);
-	}
+	bio->bi_status = copy->bi_status;
+	bio_put(copy);
+	bio_endio(bio);
 }
 
 /*
- * Construct a flushlog mapping:
- *
- *   flushlog <data_dev_path> <log_dev_path> [<#feature args> [<arg>]*]
- *
- * Feature arguments:
- *   on_full=stop   when the log device is full, stop logging and go on
- *                  serving I/O (the default)
- *   on_full=fail   when the log device is full, fail writes with -ENOSPC
- *   no_data        log the headers of writes but not their data
- *
- * The log starts afresh when the table is first resumed.
+ * Write the data device from the entry's copy: the log and the data
+ * device then hold the same bytes whatever happens to the bio's pages.
+ * The bio completes, through flushlog_end_io, when the copy has.
  */
+static void submit_data_copy(struct flushlog_c *fc, struct bio *bio,
+			     struct pending_entry *e)
+{
+	struct bio *copy;
+	u32 left = e->data_len;
+	unsigned int i;
+
+	copy = bio_alloc_bioset(fc->data_dev->bdev, e->nr_pages, bio->bi_opf,
+				GFP_NOIO, &fc->bs);
+	copy->bi_iter.bi_sector = bio->bi_iter.bi_sector;
+	copy->bi_ioprio = bio->bi_ioprio;
+	copy->bi_private = bio;
+	copy->bi_end_io = data_copy_end_io;
+	bio_clone_blkg_association(copy, bio);
+	for (i = 0; left; i++) {
+		u32 len = min_t(u32, left, PAGE_SIZE);
+
+		__bio_add_page(copy, e->pages[i], len, 0);
+		left -= len;
+	}
+	submit_bio_noacct(copy);
+}
+
+static int flushlog_map(struct dm_target *ti, struct bio *bio)
+{
+	struct flushlog_c *fc = ti->private;
+	struct per_bio_data *pb = dm_per_bio_data(bio, sizeof(*pb));
+	int r;
+
+	pb->entry = NULL;
+	bio_set_dev(bio, fc->data_dev->bdev);
+	if (bio_sectors(bio))
+		bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+	if (bio_data_dir(bio) != WRITE ||
+	    (!bio_sectors(bio) && !(bio->bi_opf & REQ_PREFLUSH)))
+		return DM_MAPIO_REMAPPED;
+	if (READ_ONCE(fc->state) != LOGGING_ON && !fc->on_full_fail)
+		return DM_MAPIO_REMAPPED;
+
+	r = prepare_entry(fc, bio, &pb->entry);
+	if (r) {
+		bio->bi_status = errno_to_blk_status(r);
+		bio_endio(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	if (pb->entry && pb->entry->data_len) {
+		submit_data_copy(fc, bio, pb->entry);
+		return DM_MAPIO_SUBMITTED;
+	}
+	return DM_MAPIO_REMAPPED;
+}
+
+static void queue_log_work(struct flushlog_c *fc)
+{
+	queue_work(fc->wq, &fc->log_work);
+}
+
+static int flushlog_end_io(struct dm_target *ti, struct bio *bio,
+			   blk_status_t *error)
+{
+	struct flushlog_c *fc = ti->private;
+	struct per_bio_data *pb = dm_per_bio_data(bio, sizeof(*pb));
+	struct pending_entry *e = pb->entry;
+	unsigned long flags;
+
+	if (!e)
+		return DM_ENDIO_DONE;
+	pb->entry = NULL;
+	if (*error) {
+		/* what a failed write left on the media is unknown */
+		release_log_space(fc, e->log_sectors);
+		free_pending_entry(fc, e);
+		return DM_ENDIO_DONE;
+	}
+
+	/* the tick and the queue under one lock: the log is in tick order */
+	spin_lock_irqsave(&fc->lock, flags);
+	e->complete_tick = atomic64_inc_return(&fc->tick);
+	e->time_ns = ktime_get_ns();
+	list_add_tail(&e->list, &fc->ready);
+	spin_unlock_irqrestore(&fc->lock, flags);
+	queue_log_work(fc);
+	return DM_ENDIO_DONE;
+}
+
+static u32 data_crc(struct pending_entry *e)
+{
+	u32 crc = ~0U, left = e->data_len;
+	unsigned int i;
+
+	for (i = 0; left; i++) {
+		u32 len = min_t(u32, left, PAGE_SIZE);
+		void *p = kmap_local_page(e->pages[i]);
+
+		crc = crc32c(crc, p, len);
+		kunmap_local(p);
+		left -= len;
+	}
+	return ~crc;
+}
+
+static void fill_header(struct flushlog_c *fc, struct pending_entry *e)
+{
+	struct flushlog_entry *h = page_address(e->header);
+
+	memset(h, 0, fc->log_block_size);
+	h->magic = cpu_to_le32(FLUSHLOG_ENTRY_MAGIC);
+	memcpy(&h->log_id, fc->uuid.b, sizeof(h->log_id));
+	h->seq = cpu_to_le64(fc->next_seq);
+	h->sector = cpu_to_le64(e->sector);
+	h->nr_sectors = cpu_to_le32(e->nr_sectors);
+	h->data_len = cpu_to_le32(e->data_len);
+	h->op = cpu_to_le16(e->op);
+	h->flags = cpu_to_le16(e->flags);
+	h->data_crc = cpu_to_le32(e->data_len ? data_crc(e) : 0);
+	h->submit_tick = cpu_to_le64(e->submit_tick);
+	h->complete_tick = cpu_to_le64(e->complete_tick);
+	h->time_ns = cpu_to_le64(e->time_ns);
+	h->label_len = cpu_to_le32(e->label_len);
+	memcpy(h->label, e->label, e->label_len);
+	h->crc = cpu_to_le32(flushlog_crc(h, FLUSHLOG_HEADER_SIZE));
+}
+
+/* Every page of a log bio is a pool page it owns, each in it once. */
+static void log_end_io(struct bio *bio)
+{
+	struct flushlog_c *fc = bio->bi_private;
+	struct bvec_iter_all iter;
+	struct bio_vec *bv;
+	unsigned long flags;
+	u64 bytes = 0;
+
+	if (bio->bi_status) {
+		set_logging_state(fc, LOGGING_ERROR);
+		if (!xchg(&fc->log_error_reported, true))
+			DMERR("%s: log write failed (%d), logging stopped",
+			      fc->log_dev->name,
+			      blk_status_to_errno(bio->bi_status));
+	}
+	bio_for_each_segment_all(bv, bio, iter) {
+		mempool_free(bv->bv_page, fc->page_pool);
+		bytes += PAGE_SIZE;
+	}
+	bio_put(bio);
+
+	/* wake under the lock: drain_log's caller may free fc next */
+	spin_lock_irqsave(&fc->lock, flags);
+	fc->pending -= bytes;
+	/* as in uncharge_pending(): waiters queue up under fc->lock */
+	if (waitqueue_active(&fc->pending_wait))
+		wake_up_all(&fc->pending_wait);
+	if (!--fc->nr_log_bios)
+		wake_up(&fc->log_bios_wait);
+	spin_unlock_irqrestore(&fc->lock, flags);
+}
+
+static struct bio *new_log_bio(struct flushlog_c *fc)
+{
+	struct bio *bio;
+
+	bio = bio_alloc_bioset(fc->log_dev->bdev, BIO_MAX_VECS, REQ_OP_WRITE,
+			       GFP_NOIO, &fc->bs);
+	bio->bi_iter.bi_sector = fc->next_sector;
+	bio->bi_end_io = log_end_io;
+	bio->bi_private = fc;
+	spin_lock_irq(&fc->lock);
+	fc->nr_log_bios++;
+	spin_unlock_irq(&fc->lock);
+	return bio;
+}
+
+/* Add a page to the log bio, which is submitted and replaced when full. */
+static void add_log_page(struct flushlog_c *fc, struct bio **bio,
+			 struct page *page, unsigned int len)
+{
+	if (!*bio)
+		*bio = new_log_bio(fc);
+	if (bio_add_page(*bio, page, len, 0) != len) {
+		submit_bio(*bio);
+		*bio = new_log_bio(fc);
+		__bio_add_page(*bio, page, len, 0);
+	}
+	WRITE_ONCE(fc->next_sector, fc->next_sector + (len >> SECTOR_SHIFT));
+}
+
+/*
+ * Write one entry: its header block, then its data, whose last page
+ * carries the zero padding to a log block.  The log bio takes the pages.
+ */
+static void write_entry(struct flushlog_c *fc, struct bio **bio,
+			struct pending_entry *e)
+{
+	u32 left = round_up(e->data_len, fc->log_block_size);
+	unsigned int i;
+
+	fill_header(fc, e);
+	add_log_page(fc, bio, e->header, fc->log_block_size);
+	e->header = NULL;
+	for (i = 0; left; i++) {
+		u32 len = min_t(u32, left, PAGE_SIZE);
+
+		add_log_page(fc, bio, e->pages[i], len);
+		e->pages[i] = NULL;
+		left -= len;
+	}
+	WRITE_ONCE(fc->next_seq, fc->next_seq + 1);
+	if (e->op == FLUSHLOG_OP_FLUSH || (e->flags & FLUSHLOG_F_FUA))
+		WRITE_ONCE(fc->nr_flush_points, fc->nr_flush_points + 1);
+	else if (e->op == FLUSHLOG_OP_MARK)
+		WRITE_ONCE(fc->nr_marks, fc->nr_marks + 1);
+}
+
+static void flushlog_log_work(struct work_struct *work)
+{
+	struct flushlog_c *fc = container_of(work, struct flushlog_c, log_work);
+	struct pending_entry *e, *tmp;
+	struct bio *bio = NULL;
+	LIST_HEAD(batch);
+	bool logging;
+
+	spin_lock_irq(&fc->lock);
+	list_splice_init(&fc->ready, &batch);
+	logging = fc->state == LOGGING_ON || fc->state == LOGGING_FULL;
+	spin_unlock_irq(&fc->lock);
+
+	list_for_each_entry_safe(e, tmp, &batch, list) {
+		list_del(&e->list);
+		if (logging)
+			write_entry(fc, &bio, e);
+		free_pending_entry(fc, e);
+	}
+	if (bio)
+		submit_bio(bio);
+}
+
+/* Wait until every queued entry is on the log device. */
+static void drain_log(struct flushlog_c *fc)
+{
+	flush_workqueue(fc->wq);
+	spin_lock_irq(&fc->lock);
+	wait_event_lock_irq(fc->log_bios_wait, !fc->nr_log_bios, fc->lock);
+	spin_unlock_irq(&fc->lock);
+}
+
+static int write_super(struct flushlog_c *fc, enum flushlog_state state)
+{
+	struct flushlog_super *sb;
+	struct page *page;
+	struct bio *bio;
+	u32 flags = 0;
+	int r;
+
+	page = mempool_alloc(fc->page_pool, GFP_NOIO);
+	if (fc->no_data)
+		flags |= FLUSHLOG_SF_NO_DATA;
+	if (READ_ONCE(fc->filled))
+		flags |= FLUSHLOG_SF_FULL;
+	if (READ_ONCE(fc->state) == LOGGING_ERROR)
+		flags |= FLUSHLOG_SF_ERROR;
+	sb = page_address(page);
+	memset(sb, 0, fc->log_block_size);
+	sb->magic = cpu_to_le64(FLUSHLOG_SUPER_MAGIC);
+	sb->version = cpu_to_le32(FLUSHLOG_VERSION);
+	sb->log_block_size = cpu_to_le32(fc->log_block_size);
+	sb->data_block_size =
+		cpu_to_le32(bdev_logical_block_size(fc->data_dev->bdev));
+	sb->data_sectors = cpu_to_le64(fc->data_sectors);
+	sb->log_sectors = cpu_to_le64(fc->log_capacity);
+	sb->nr_entries = cpu_to_le64(state == FLUSHLOG_STATE_CLEAN ?
+				     fc->next_seq : 0);
+	sb->used_sectors = cpu_to_le64(state == FLUSHLOG_STATE_CLEAN ?
+				       fc->next_sector : 0);
+	sb->state = cpu_to_le32(state);
+	sb->flags = cpu_to_le32(flags);
+	memcpy(sb->uuid, fc->uuid.b, sizeof(sb->uuid));
+	memcpy(&sb->log_id, fc->uuid.b, sizeof(sb->log_id));
+	sb->create_time_ns = cpu_to_le64(fc->create_time_ns);
+	sb->crc = cpu_to_le32(flushlog_crc(sb, FLUSHLOG_HEADER_SIZE));
+
+	/* PREFLUSH: the entries a clean super block counts are on the media */
+	bio = bio_alloc_bioset(fc->log_dev->bdev, 1,
+			       REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA | REQ_SYNC,
+			       GFP_NOIO, &fc->bs);
+	bio->bi_iter.bi_sector = 0;
+	__bio_add_page(bio, page, fc->log_block_size, 0);
+	r = submit_bio_wait(bio);
+	bio_put(bio);
+	mempool_free(page, fc->page_pool);
+	return r;
+}
+
+/* A reload of this device starts a new log: the old table's is closed. */
+static void retire_older_tables(struct flushlog_c *fc)
+{
+	struct flushlog_c *other;
+
+	mutex_lock(&flushlog_instances_lock);
+	list_for_each_entry(other, &flushlog_instances, instances) {
+		if (other == fc || other->log_dev->bdev != fc->log_dev->bdev)
+			continue;
+		spin_lock_irq(&other->lock);
+		WRITE_ONCE(other->state, LOGGING_RETIRED);
+		spin_unlock_irq(&other->lock);
+	}
+	mutex_unlock(&flushlog_instances_lock);
+}
+
+/* Start a new log at the first resume, or mark it open again. */
+static int flushlog_preresume(struct dm_target *ti)
+{
+	struct flushlog_c *fc = ti->private;
+	enum logging_state state = READ_ONCE(fc->state);
+	int r;
+
+	if (state == LOGGING_RETIRED)
+		return 0;
+	if (state == LOGGING_IDLE) {
+		retire_older_tables(fc);
+		uuid_gen(&fc->uuid);
+		fc->create_time_ns = ktime_get_real_ns();
+		fc->next_sector = log_block_sectors(fc);
+		fc->reserved = fc->next_sector;
+	}
+	r = write_super(fc, FLUSHLOG_STATE_DIRTY);
+	if (r) {
+		DMERR("%s: cannot write the log super block: %d",
+		      fc->log_dev->name, r);
+		return r;
+	}
+	spin_lock_irq(&fc->lock);
+	if (fc->state == LOGGING_IDLE)
+		WRITE_ONCE(fc->state, LOGGING_ON);
+	fc->suspended = false;
+	spin_unlock_irq(&fc->lock);
+	return 0;
+}
+
+/*
+ * Suspended: no bio is in flight, and marks are refused from here on.
+ * Everything completed is logged, then the super block says so.
+ */
+static void flushlog_postsuspend(struct dm_target *ti)
+{
+	struct flushlog_c *fc = ti->private;
+	enum logging_state state;
+
+	spin_lock_irq(&fc->lock);
+	fc->suspended = true;
+	state = fc->state;
+	spin_unlock_irq(&fc->lock);
+	if (state == LOGGING_IDLE || state == LOGGING_RETIRED)
+		return;
+	drain_log(fc);
+	if (write_super(fc, FLUSHLOG_STATE_CLEAN))
+		DMERR("%s: cannot write the log super block",
+		      fc->log_dev->name);
+}
+
+/* Called only with no bio in flight and no mark to come. */
+static void close_log(struct flushlog_c *fc)
+{
+	enum logging_state state = READ_ONCE(fc->state);
+
+	if (state == LOGGING_IDLE || state == LOGGING_RETIRED)
+		return;
+	drain_log(fc);
+	if (write_super(fc, FLUSHLOG_STATE_CLEAN))
+		DMERR("%s: cannot write the log super block",
+		      fc->log_dev->name);
+}
+
+static void flushlog_dtr(struct dm_target *ti)
+{
+	struct flushlog_c *fc = ti->private;
+
+	if (!fc)
+		return;
+	if (fc->wq) {
+		close_log(fc);
+		destroy_workqueue(fc->wq);
+	}
+	if (!list_empty(&fc->instances)) {
+		mutex_lock(&flushlog_instances_lock);
+		list_del(&fc->instances);
+		mutex_unlock(&flushlog_instances_lock);
+	}
+	mempool_destroy(fc->entry_pool);
+	mempool_destroy(fc->page_pool);
+	bioset_exit(&fc->bs);
+	if (fc->log_dev)
+		dm_put_device(ti, fc->log_dev);
+	if (fc->data_dev)
+		dm_put_device(ti, fc->data_dev);
+	kfree(fc);
+}
+
 static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 			  struct dm_target *ti)
 {
 	static const struct dm_arg _args[] = {
-		{0, 2, "Invalid number of feature arguments"},
+		{0, 3, "Invalid number of feature arguments"},
 	};
 	bool have_on_full = false;
-	unsigned int argc;
+	unsigned int argc, mib;
 	const char *arg;
+	char dummy;
 	int r;
 
 	if (!as->argc)
@@ -408,6 +890,18 @@ static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 				ti->error = "Invalid on_full value (expected stop or fail)";
 				return -EINVAL;
 			}
+		} else if (!strncmp(arg, "max_pending=", 12)) {
+			if (fc->max_pending_mib) {
+				ti->error = "Duplicate max_pending argument";
+				return -EINVAL;
+			}
+			if (sscanf(arg + 12, "%u%c", &mib, &dummy) != 1 ||
+			    mib < FLUSHLOG_MIN_MAX_PENDING_MIB ||
+			    mib > FLUSHLOG_MAX_MAX_PENDING_MIB) {
+				ti->error = "Invalid max_pending (MiB, 2 to 65536)";
+				return -EINVAL;
+			}
+			fc->max_pending_mib = mib;
 		} else {
 			ti->error = "Unrecognised flushlog feature requested";
 			return -EINVAL;
@@ -443,9 +937,68 @@ static int check_devices(struct flushlog_c *fc, struct dm_target *ti)
 	return 0;
 }
 
-static void flushlog_dtr(struct dm_target *ti);
-static void flushlog_log_work(struct work_struct *work);
+/*
+ * One log, one mapped device: two would write over each other's entries.
+ * A reload of the same device is fine; its first resume retires the old
+ * table, which was suspended (its log drained and closed) just before.
+ */
+static int register_instance(struct flushlog_c *fc, struct dm_target *ti)
+{
+	struct flushlog_c *other;
+	int r = 0;
 
+	mutex_lock(&flushlog_instances_lock);
+	list_for_each_entry(other, &flushlog_instances, instances) {
+		if (other->log_dev->bdev == fc->log_dev->bdev &&
+		    other->md != fc->md) {
+			ti->error = "Log device in use by another flushlog device";
+			r = -EBUSY;
+			goto out;
+		}
+	}
+	list_add_tail(&fc->instances, &flushlog_instances);
+out:
+	mutex_unlock(&flushlog_instances_lock);
+	return r;
+}
+
+static int create_pools(struct flushlog_c *fc, struct dm_target *ti)
+{
+	/* log bios and data copies in flight, the super's bio */
+	if (bioset_init(&fc->bs, 64, 0, BIOSET_NEED_BVECS)) {
+		ti->error = "Cannot allocate log bioset";
+		return -ENOMEM;
+	}
+	fc->page_pool = mempool_create_page_pool(FLUSHLOG_MAX_IO_PAGES + 1, 0);
+	fc->entry_pool = mempool_create_kmalloc_pool(FLUSHLOG_MIN_ENTRIES,
+						     sizeof(struct pending_entry));
+	if (!fc->page_pool || !fc->entry_pool) {
+		ti->error = "Cannot allocate memory pools";
+		return -ENOMEM;
+	}
+	fc->wq = alloc_ordered_workqueue("dm-" DM_MSG_PREFIX, WQ_MEM_RECLAIM);
+	if (!fc->wq) {
+		ti->error = "Cannot allocate workqueue";
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Construct a flushlog mapping:
+ *
+ *   flushlog <data_dev_path> <log_dev_path> [<#feature args> [<arg>]*]
+ *
+ * Feature arguments:
+ *   on_full=stop     when the log device is full, stop logging and go on
+ *                    serving I/O (the default)
+ *   on_full=fail     fail writes the log cannot take: -ENOSPC when they do
+ *                    not fit, -EIO once a log write failed
+ *   no_data          log the headers of writes but not their data
+ *   max_pending=MiB  memory for writes not yet on the log device (64)
+ *
+ * The log starts afresh when the table is first resumed.
+ */
 static int flushlog_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
 	struct flushlog_c *fc;
@@ -464,14 +1017,15 @@ static int flushlog_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	}
 	ti->private = fc;
 	spin_lock_init(&fc->lock);
-	INIT_LIST_HEAD(&fc->unflushed);
 	INIT_LIST_HEAD(&fc->ready);
 	INIT_LIST_HEAD(&fc->instances);
-	init_waitqueue_head(&fc->log_io_wait);
-	atomic_set(&fc->log_ios, 0);
+	init_waitqueue_head(&fc->pending_wait);
+	init_waitqueue_head(&fc->log_bios_wait);
+	mutex_init(&fc->page_pool_lock);
 	INIT_WORK(&fc->log_work, flushlog_log_work);
-	fc->state = LOG_IDLE;
+	fc->state = LOGGING_IDLE;
 	fc->data_sectors = ti->len;
+	fc->md = dm_table_get_md(ti->table);
 
 	as.argc = argc;
 	as.argv = argv;
@@ -480,6 +1034,8 @@ static int flushlog_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	r = parse_features(&as, fc, ti);
 	if (r)
 		goto bad;
+	fc->max_pending = (u64)(fc->max_pending_mib ?:
+				FLUSHLOG_DEFAULT_MAX_PENDING_MIB) << 20;
 
 	r = dm_get_device(ti, data_path, dm_table_get_mode(ti->table),
 			  &fc->data_dev);
@@ -501,22 +1057,17 @@ static int flushlog_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	r = check_devices(fc, ti);
 	if (r)
 		goto bad;
-
-	r = bioset_init(&fc->bs, 64, 0, BIOSET_NEED_BVECS);
+	r = create_pools(fc, ti);
+	if (r)
+		goto bad;
+	r = register_instance(fc, ti);
+	if (r)
+		goto bad;
+	r = dm_set_target_max_io_len(ti, FLUSHLOG_MAX_IO_SECTORS);
 	if (r) {
-		ti->error = "Cannot allocate log bioset";
+		ti->error = "Cannot set the split size";
 		goto bad;
 	}
-	fc->wq = alloc_ordered_workqueue("dm-" DM_MSG_PREFIX, WQ_MEM_RECLAIM);
-	if (!fc->wq) {
-		ti->error = "Cannot allocate workqueue";
-		r = -ENOMEM;
-		goto bad;
-	}
-
-	mutex_lock(&flushlog_instances_lock);
-	list_add_tail(&fc->instances, &flushlog_instances);
-	mutex_unlock(&flushlog_instances_lock);
 
 	ti->num_flush_bios = 1;
 	ti->flush_supported = true;
@@ -531,427 +1082,49 @@ bad:
 	return r;
 }
 
-/* Called from log_work only: take the next header slot. */
-static struct flushlog_entry *next_header_slot(struct flushlog_c *fc,
-					       struct page **page,
-					       unsigned int *offset)
-{
-	if (!fc->hdr_page || fc->hdr_offset + fc->log_block_size > PAGE_SIZE) {
-		if (fc->hdr_page)
-			put_page(fc->hdr_page);
-		fc->hdr_page = alloc_page(GFP_NOIO | __GFP_ZERO);
-		fc->hdr_offset = 0;
-		if (!fc->hdr_page)
-			return NULL;
-	}
-	*page = fc->hdr_page;
-	*offset = fc->hdr_offset;
-	fc->hdr_offset += fc->log_block_size;
-	get_page(*page);	/* the log bio's reference */
-	return page_address(*page) + *offset;
-}
-
-static u32 data_crc(struct pending_entry *e)
-{
-	u32 crc = ~0U, left = e->data_len;
-	unsigned int i;
-
-	for (i = 0; left; i++) {
-		u32 len = min_t(u32, left, PAGE_SIZE);
-		void *p = kmap_local_page(e->pages[i]);
-
-		crc = crc32c(crc, p, len);
-		kunmap_local(p);
-		left -= len;
-	}
-	return ~crc;
-}
-
-static void fill_header(struct flushlog_c *fc, struct flushlog_entry *h,
-			struct pending_entry *e)
-{
-	memset(h, 0, fc->log_block_size);
-	h->magic = cpu_to_le32(FLUSHLOG_ENTRY_MAGIC);
-	memcpy(&h->log_id, fc->uuid.b, sizeof(h->log_id));
-	h->seq = cpu_to_le64(fc->next_seq);
-	h->sector = cpu_to_le64(e->sector);
-	h->nr_sectors = cpu_to_le32(e->nr_sectors);
-	h->data_len = cpu_to_le32(e->data_len);
-	h->op = cpu_to_le16(e->op);
-	h->flags = cpu_to_le16(e->flags);
-	h->data_crc = cpu_to_le32(e->data_len ? data_crc(e) : 0);
-	h->submit_tick = cpu_to_le64(e->submit_tick);
-	h->complete_tick = cpu_to_le64(e->complete_tick);
-	h->time_ns = cpu_to_le64(e->time_ns);
-	h->label_len = cpu_to_le32(e->label_len);
-	memcpy(h->label, e->label, e->label_len);
-	h->crc = cpu_to_le32(flushlog_crc(h, FLUSHLOG_HEADER_SIZE));
-}
-
-static void log_end_io(struct bio *bio)
-{
-	struct flushlog_c *fc = bio->bi_private;
-	struct bvec_iter_all iter;
-	struct bio_vec *bv;
-	unsigned long flags;
-
-	if (bio->bi_status) {
-		spin_lock_irqsave(&fc->lock, flags);
-		if (fc->state == LOG_LOGGING || fc->state == LOG_FULL)
-			fc->state = LOG_ERROR;
-		spin_unlock_irqrestore(&fc->lock, flags);
-		if (!xchg(&fc->log_error_reported, true))
-			DMERR("%s: log write failed (%d), logging stopped",
-			      fc->log_dev->name,
-			      blk_status_to_errno(bio->bi_status));
-	}
-	bio_for_each_segment_all(bv, bio, iter)
-		put_page(bv->bv_page);
-	bio_put(bio);
-	if (atomic_dec_and_test(&fc->log_ios))
-		wake_up(&fc->log_io_wait);
-}
-
-static struct bio *new_log_bio(struct flushlog_c *fc)
-{
-	struct bio *bio;
-
-	bio = bio_alloc_bioset(fc->log_dev->bdev, BIO_MAX_VECS, REQ_OP_WRITE,
-			       GFP_NOIO, &fc->bs);
-	bio->bi_iter.bi_sector = fc->next_sector;
-	bio->bi_end_io = log_end_io;
-	bio->bi_private = fc;
-	atomic_inc(&fc->log_ios);
-	return bio;
-}
-
-/*
- * Add a page to the log bio, which is submitted and replaced when full.
- * The bio takes over one reference to the page.
- */
-static void add_log_page(struct flushlog_c *fc, struct bio **bio,
-			 struct page *page, unsigned int len,
-			 unsigned int offset)
-{
-	if (!*bio)
-		*bio = new_log_bio(fc);
-	if (bio_add_page(*bio, page, len, offset) != len) {
-		submit_bio(*bio);
-		*bio = new_log_bio(fc);
-		__bio_add_page(*bio, page, len, offset);
-	}
-	fc->next_sector += len >> SECTOR_SHIFT;
-}
-
-/* Write one entry: its header, then its data, padded to a log block. */
-static int write_entry(struct flushlog_c *fc, struct bio **bio,
-		       struct pending_entry *e)
-{
-	u32 pad = round_up(e->data_len, fc->log_block_size) - e->data_len;
-	struct flushlog_entry *h;
-	struct page *page;
-	unsigned int i, offset;
-	u32 left = e->data_len;
-
-	h = next_header_slot(fc, &page, &offset);
-	if (!h)
-		return -ENOMEM;
-	fill_header(fc, h, e);
-	add_log_page(fc, bio, page, fc->log_block_size, offset);
-	for (i = 0; left; i++) {
-		u32 len = min_t(u32, left, PAGE_SIZE);
-
-		add_log_page(fc, bio, e->pages[i], len, 0);
-		e->pages[i] = NULL;	/* the bio owns it now */
-		left -= len;
-	}
-	if (pad) {
-		get_page(ZERO_PAGE(0));
-		add_log_page(fc, bio, ZERO_PAGE(0), pad, 0);
-	}
-	fc->next_seq++;
-	if (e->op == FLUSHLOG_OP_FLUSH || (e->flags & FLUSHLOG_F_FUA))
-		fc->nr_flush_points++;
-	else if (e->op == FLUSHLOG_OP_MARK)
-		fc->nr_marks++;
-	return 0;
-}
-
-static void flushlog_log_work(struct work_struct *work)
-{
-	struct flushlog_c *fc = container_of(work, struct flushlog_c, log_work);
-	struct pending_entry *e, *tmp;
-	struct bio *bio = NULL;
-	LIST_HEAD(batch);
-	bool logging;
-
-	spin_lock_irq(&fc->lock);
-	list_splice_init(&fc->ready, &batch);
-	logging = fc->state == LOG_LOGGING || fc->state == LOG_FULL;
-	spin_unlock_irq(&fc->lock);
-
-	list_for_each_entry_safe(e, tmp, &batch, list) {
-		list_del(&e->list);
-		if (logging && write_entry(fc, &bio, e)) {
-			DMERR("%s: out of memory for a log header, logging stopped",
-			      fc->log_dev->name);
-			spin_lock_irq(&fc->lock);
-			fc->state = LOG_ERROR;
-			spin_unlock_irq(&fc->lock);
-			logging = false;
-		}
-		free_pending_entry(e);
-	}
-	if (bio)
-		submit_bio(bio);
-}
-
-static void queue_log_work(struct flushlog_c *fc)
-{
-	queue_work(fc->wq, &fc->log_work);
-}
-
-/* Wait until every queued entry is on the log device. */
-static void drain_log(struct flushlog_c *fc)
-{
-	flush_workqueue(fc->wq);
-	wait_event(fc->log_io_wait, !atomic_read(&fc->log_ios));
-}
-
-static int write_super(struct flushlog_c *fc, enum flushlog_state state)
-{
-	struct flushlog_super *sb;
-	struct page *page;
-	struct bio *bio;
-	u32 flags = 0;
-	int r;
-
-	page = alloc_page(GFP_NOIO | __GFP_ZERO);
-	if (!page)
-		return -ENOMEM;
-	if (fc->no_data)
-		flags |= FLUSHLOG_SF_NO_DATA;
-	if (fc->filled)
-		flags |= FLUSHLOG_SF_FULL;
-	if (fc->state == LOG_ERROR)
-		flags |= FLUSHLOG_SF_ERROR;
-	sb = page_address(page);
-	sb->magic = cpu_to_le64(FLUSHLOG_SUPER_MAGIC);
-	sb->version = cpu_to_le32(FLUSHLOG_VERSION);
-	sb->log_block_size = cpu_to_le32(fc->log_block_size);
-	sb->data_block_size =
-		cpu_to_le32(bdev_logical_block_size(fc->data_dev->bdev));
-	sb->data_sectors = cpu_to_le64(fc->data_sectors);
-	sb->log_sectors = cpu_to_le64(fc->log_capacity);
-	sb->nr_entries = cpu_to_le64(state == FLUSHLOG_STATE_CLEAN ?
-				     fc->next_seq : 0);
-	sb->used_sectors = cpu_to_le64(state == FLUSHLOG_STATE_CLEAN ?
-				       fc->next_sector : 0);
-	sb->state = cpu_to_le32(state);
-	sb->flags = cpu_to_le32(flags);
-	memcpy(sb->uuid, fc->uuid.b, sizeof(sb->uuid));
-	memcpy(&sb->log_id, fc->uuid.b, sizeof(sb->log_id));
-	sb->create_time_ns = cpu_to_le64(fc->create_time_ns);
-	sb->crc = cpu_to_le32(flushlog_crc(sb, FLUSHLOG_HEADER_SIZE));
-
-	/* PREFLUSH: the entries a clean super block counts are on the media */
-	bio = bio_alloc(fc->log_dev->bdev, 1,
-			REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA | REQ_SYNC,
-			GFP_NOIO);
-	bio->bi_iter.bi_sector = 0;
-	__bio_add_page(bio, page, fc->log_block_size, 0);
-	r = submit_bio_wait(bio);
-	bio_put(bio);
-	__free_page(page);
-	return r;
-}
-
-/* Stop every other target logging to the same device: it is ours now. */
-static void retire_other_instances(struct flushlog_c *fc)
-{
-	struct flushlog_c *other;
-
-	mutex_lock(&flushlog_instances_lock);
-	list_for_each_entry(other, &flushlog_instances, instances) {
-		if (other == fc || other->log_dev->bdev != fc->log_dev->bdev)
-			continue;
-		spin_lock_irq(&other->lock);
-		other->state = LOG_RETIRED;
-		spin_unlock_irq(&other->lock);
-	}
-	mutex_unlock(&flushlog_instances_lock);
-}
-
-/* Start a new log, or mark the log open again after a suspend. */
-static int flushlog_preresume(struct dm_target *ti)
-{
-	struct flushlog_c *fc = ti->private;
-	int r;
-
-	if (fc->state == LOG_RETIRED)
-		return 0;
-	if (fc->state == LOG_IDLE) {
-		retire_other_instances(fc);
-		uuid_gen(&fc->uuid);
-		fc->create_time_ns = ktime_get_real_ns();
-		fc->next_sector = log_block_sectors(fc);
-		fc->reserved = fc->next_sector;
-	}
-	r = write_super(fc, FLUSHLOG_STATE_DIRTY);
-	if (r) {
-		DMERR("%s: cannot write the log super block: %d",
-		      fc->log_dev->name, r);
-		return r;
-	}
-	spin_lock_irq(&fc->lock);
-	if (fc->state == LOG_IDLE)
-		fc->state = LOG_LOGGING;
-	spin_unlock_irq(&fc->lock);
-	return 0;
-}
-
-/*
- * Suspended: no bio is in flight.  Everything durable is logged and the
- * super block says so; writes no flush covers yet stay in memory, to be
- * logged when a flush covers them or when the target goes away.
- */
-static void flushlog_postsuspend(struct dm_target *ti)
-{
-	struct flushlog_c *fc = ti->private;
-
-	if (fc->state == LOG_IDLE || fc->state == LOG_RETIRED)
-		return;
-	drain_log(fc);
-	if (write_super(fc, FLUSHLOG_STATE_CLEAN))
-		DMERR("%s: cannot write the log super block",
-		      fc->log_dev->name);
-}
-
-/* Close the log: the writes no flush covered go last, then the super. */
-static void close_log(struct flushlog_c *fc)
-{
-	if (fc->state == LOG_IDLE || fc->state == LOG_RETIRED)
-		return;
-	spin_lock_irq(&fc->lock);
-	list_splice_tail_init(&fc->unflushed, &fc->ready);
-	spin_unlock_irq(&fc->lock);
-	queue_log_work(fc);
-	drain_log(fc);
-	if (write_super(fc, FLUSHLOG_STATE_CLEAN))
-		DMERR("%s: cannot write the log super block",
-		      fc->log_dev->name);
-}
-
-static void flushlog_dtr(struct dm_target *ti)
-{
-	struct flushlog_c *fc = ti->private;
-
-	if (!fc)
-		return;
-	if (fc->wq) {
-		close_log(fc);
-		destroy_workqueue(fc->wq);
-	}
-	if (!list_empty(&fc->instances)) {
-		mutex_lock(&flushlog_instances_lock);
-		list_del(&fc->instances);
-		mutex_unlock(&flushlog_instances_lock);
-	}
-	free_entry_list(&fc->unflushed);
-	free_entry_list(&fc->ready);
-	if (fc->hdr_page)
-		put_page(fc->hdr_page);
-	bioset_exit(&fc->bs);
-	if (fc->log_dev)
-		dm_put_device(ti, fc->log_dev);
-	if (fc->data_dev)
-		dm_put_device(ti, fc->data_dev);
-	kfree(fc);
-}
-
-static int flushlog_map(struct dm_target *ti, struct bio *bio)
-{
-	struct flushlog_c *fc = ti->private;
-	struct per_bio_data *pb = dm_per_bio_data(bio, sizeof(*pb));
-	bool fail;
-
-	pb->entry = NULL;
-	bio_set_dev(bio, fc->data_dev->bdev);
-	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
-	if (bio_data_dir(bio) != WRITE ||
-	    READ_ONCE(fc->state) != LOG_LOGGING ||
-	    (!bio_sectors(bio) && !(bio->bi_opf & REQ_PREFLUSH)))
-		return DM_MAPIO_REMAPPED;
-
-	pb->entry = prepare_entry(fc, ti, bio, &fail);
-	if (fail) {
-		bio->bi_status = BLK_STS_NOSPC;
-		bio_endio(bio);
-		return DM_MAPIO_SUBMITTED;
-	}
-	return DM_MAPIO_REMAPPED;
-}
-
-static int flushlog_end_io(struct dm_target *ti, struct bio *bio,
-			   blk_status_t *error)
-{
-	struct flushlog_c *fc = ti->private;
-	struct per_bio_data *pb = dm_per_bio_data(bio, sizeof(*pb));
-	struct pending_entry *e = pb->entry;
-	unsigned long flags;
-	bool ready = true;
-
-	if (!e)
-		return DM_ENDIO_DONE;
-	pb->entry = NULL;
-	if (*error) {
-		/* what a failed write left on the media is unknown */
-		free_pending_entry(e);
-		return DM_ENDIO_DONE;
-	}
-
-	spin_lock_irqsave(&fc->lock, flags);
-	e->complete_tick = atomic64_inc_return(&fc->tick);
-	e->time_ns = ktime_get_ns();
-	if (e->op == FLUSHLOG_OP_FLUSH)
-		__queue_covered_writes(fc, e->submit_tick);
-	if (e->op == FLUSHLOG_OP_FLUSH || (e->flags & FLUSHLOG_F_FUA)) {
-		list_add_tail(&e->list, &fc->ready);
-	} else {
-		list_add_tail(&e->list, &fc->unflushed);
-		ready = false;
-	}
-	spin_unlock_irqrestore(&fc->lock, flags);
-	if (ready)
-		queue_log_work(fc);
-	return DM_ENDIO_DONE;
-}
-
 static int add_mark(struct flushlog_c *fc, const char *label)
 {
 	size_t len = strlen(label);
 	struct pending_entry *e;
-	bool fail;
+	const char *why = NULL;
+	int r;
 
 	if (!len || len > FLUSHLOG_LABEL_MAX) {
 		DMWARN("%s: mark label must be 1 to %d bytes",
 		       fc->log_dev->name, FLUSHLOG_LABEL_MAX);
 		return -EINVAL;
 	}
-	if (!reserve_log_space(fc, entry_log_sectors(fc, 0), &fail)) {
+	spin_lock_irq(&fc->lock);
+	if (fc->suspended)
+		why = "suspended";
+	else if (fc->state != LOGGING_ON)
+		why = logging_state_names[fc->state];
+	spin_unlock_irq(&fc->lock);
+	if (why) {
 		DMWARN("%s: mark '%s' not logged: the log is %s",
-		       fc->log_dev->name, label,
-		       log_state_names[READ_ONCE(fc->state)]);
+		       fc->log_dev->name, label, why);
+		return -EBUSY;
+	}
+	r = reserve_log_space(fc, entry_log_sectors(fc, 0));
+	if (r) {
+		DMWARN("%s: mark '%s' not logged: the log is full",
+		       fc->log_dev->name, label);
 		return -ENOSPC;
 	}
-	e = alloc_pending_entry(0, GFP_KERNEL);
-	if (!e)
-		return -ENOMEM;
+	e = alloc_pending_entry(fc, 0);
 	e->op = FLUSHLOG_OP_MARK;
 	e->label_len = len;
+	e->log_sectors = entry_log_sectors(fc, 0);
 	memcpy(e->label, label, len);
 
+	/* a suspend that started meanwhile has not drained the log yet */
 	spin_lock_irq(&fc->lock);
+	if (fc->suspended) {
+		spin_unlock_irq(&fc->lock);
+		release_log_space(fc, e->log_sectors);
+		free_pending_entry(fc, e);
+		return -EBUSY;
+	}
 	e->submit_tick = atomic64_inc_return(&fc->tick);
 	e->complete_tick = e->submit_tick;
 	e->time_ns = ktime_get_ns();
@@ -976,7 +1149,7 @@ static int flushlog_message(struct dm_target *ti, unsigned int argc,
 /*
  * Status:
  *   INFO:  <state> <entries> <flush points> <marks> <log sectors used>
- *          <log sectors free>
+ *          <log sectors free> <memory bytes> <peak memory bytes>
  *   TABLE: <data_dev> <log_dev> [<#feature args> <feature args>...]
  */
 static void flushlog_status(struct dm_target *ti, status_type_t type,
@@ -985,36 +1158,57 @@ static void flushlog_status(struct dm_target *ti, status_type_t type,
 {
 	struct flushlog_c *fc = ti->private;
 	unsigned int sz = 0, nr_features;
-	enum log_state state;
+	u64 pending, peak_pending;
+	const char *state;
 	sector_t reserved;
 
 	switch (type) {
 	case STATUSTYPE_INFO:
 		spin_lock_irq(&fc->lock);
-		state = fc->state;
-		if (state == LOG_LOGGING && fc->filled)
-			state = LOG_FULL;	/* on_full=fail: full, still logging */
+		state = logging_state_names[fc->state];
+		if (fc->state == LOGGING_ON && fc->filled)
+			state = "full";	/* on_full=fail: full, still logging */
+		if (fc->suspended && fc->state != LOGGING_RETIRED)
+			state = "suspended";
 		reserved = fc->reserved;
+		pending = fc->pending;
+		peak_pending = fc->peak_pending;
 		spin_unlock_irq(&fc->lock);
-		DMEMIT("%s %llu %llu %llu %llu %llu", log_state_names[state],
+		DMEMIT("%s %llu %llu %llu %llu %llu %llu %llu", state,
 		       READ_ONCE(fc->next_seq), READ_ONCE(fc->nr_flush_points),
 		       READ_ONCE(fc->nr_marks),
 		       (unsigned long long)READ_ONCE(fc->next_sector),
 		       (unsigned long long)(fc->log_capacity -
-					    min(reserved, fc->log_capacity)));
+					    min(reserved, fc->log_capacity)),
+		       pending, peak_pending);
 		break;
 	case STATUSTYPE_TABLE:
-		nr_features = fc->on_full_fail + fc->no_data;
+		nr_features = fc->on_full_fail + fc->no_data +
+			      !!fc->max_pending_mib;
 		DMEMIT("%s %s", fc->data_dev->name, fc->log_dev->name);
 		if (nr_features)
-			DMEMIT(" %u%s%s", nr_features,
-			       fc->on_full_fail ? " on_full=fail" : "",
-			       fc->no_data ? " no_data" : "");
+			DMEMIT(" %u", nr_features);
+		if (fc->on_full_fail)
+			DMEMIT(" on_full=fail");
+		if (fc->no_data)
+			DMEMIT(" no_data");
+		if (fc->max_pending_mib)
+			DMEMIT(" max_pending=%u", fc->max_pending_mib);
 		break;
 	case STATUSTYPE_IMA:
 		*result = '\0';
 		break;
 	}
+}
+
+/* Ioctls go to the data device and are not logged, as with dm-log-writes. */
+static int flushlog_prepare_ioctl(struct dm_target *ti,
+				  struct block_device **bdev)
+{
+	struct flushlog_c *fc = ti->private;
+
+	*bdev = fc->data_dev->bdev;
+	return ti->len != bdev_nr_sectors(*bdev);
 }
 
 static int flushlog_iterate_devices(struct dm_target *ti,
@@ -1027,7 +1221,7 @@ static int flushlog_iterate_devices(struct dm_target *ti,
 
 static struct target_type flushlog_target = {
 	.name = "flushlog",
-	.version = {1, 0, 0},
+	.version = {2, 0, 0},
 	.module = THIS_MODULE,
 	.ctr = flushlog_ctr,
 	.dtr = flushlog_dtr,
@@ -1037,6 +1231,7 @@ static struct target_type flushlog_target = {
 	.preresume = flushlog_preresume,
 	.status = flushlog_status,
 	.message = flushlog_message,
+	.prepare_ioctl = flushlog_prepare_ioctl,
 	.iterate_devices = flushlog_iterate_devices,
 };
 
@@ -1061,5 +1256,5 @@ module_init(dm_flushlog_init);
 module_exit(dm_flushlog_exit);
 #endif
 
-MODULE_DESCRIPTION(DM_NAME " target logging writes in durability order");
+MODULE_DESCRIPTION(DM_NAME " target logging writes with their durability order");
 MODULE_LICENSE("GPL");
