@@ -31,7 +31,7 @@ _flushlog_mark() {
 }
 
 _flushlog_status() {	# the INFO status words after "flushlog"
-	dmsetup status "$1" | cut -d' ' -f4-
+	dmsetup status "$1" | sed -n 's/^[0-9]* [0-9]* flushlog //p'
 }
 
 _flushlog_remove() {

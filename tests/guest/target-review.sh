@@ -1,0 +1,108 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# In the guest: the bugs a review of the target found, each shown fixed.
+# The host test (122) says what each section proves.
+. "$FLUSHLOG_TOP/tests/guest/common.sh"
+
+data=/dev/flushlog/data
+log=/dev/flushlog/log
+sz=$(blockdev --getsz "$data")
+head -c 16M /dev/urandom >"$TMPDIR/pattern"
+
+# _status_field DEV N: word N (1-based) of the INFO status after the name
+_status_field() {
+	_flushlog_status "$1" | cut -d' ' -f"$2"
+}
+
+# _mem_free_kib: free memory once the caches are dropped
+_mem_free_kib() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	awk '/^MemFree:/ { print $2 }' /proc/meminfo
+}
+
+echo "== a flushlog target second in its table, 8 MiB single writes, 2 MiB of memory"
+dmsetup create off --table "0 2048 error
+2048 $sz flushlog $data $log 1 max_pending=2"
+dd if="$TMPDIR/pattern" of=/dev/mapper/off bs=8M count=2 seek=1M oflag=direct,seek_bytes status=none
+sync
+peak=$(_status_field off 8)
+echo "status: $(_flushlog_status off)"
+_flushlog_remove off
+((peak > 0 && peak <= 2 * 1048576)) || _fail "peak memory $peak bytes, budget 2 MiB"
+"$FLUSHLOG" replay -q -o "$TMPDIR/replay.img" "$log"
+cmp "$data" "$TMPDIR/replay.img" || _fail "the replay differs from the data disk"
+cmp -n 16M "$TMPDIR/pattern" "$data" || _fail "the data disk does not hold the writes"
+echo "replay equals the data disk; peak memory $peak bytes"
+
+echo "== a second flushlog device on a log in use"
+_flushlog_init fl "$data" "$log"
+_expect_table_error "0 $sz flushlog /dev/flushlog/data2 $log" \
+	"Log device in use by another flushlog device"
+
+echo "== marks while suspended"
+dmsetup suspend fl
+state=$(_status_field fl 1)
+[ "$state" = suspended ] || _fail "status while suspended says '$state'"
+if _flushlog_mark fl while-suspended 2>/dev/null; then
+	_fail "a mark was accepted while suspended"
+fi
+dmesg | grep -q "mark 'while-suspended' not logged: the log is suspended" ||
+	_fail "no message for the refused mark: $(dmesg | tail -n 2)"
+dmsetup resume fl
+_flushlog_mark fl after-resume
+[ "$(_status_field fl 1)" = logging ] || _fail "status after resume: $(_flushlog_status fl)"
+_flushlog_remove fl
+"$FLUSHLOG" info "$log" | grep -q "marks: *1$" || _fail "the log should hold one mark"
+echo "refused while suspended, status 'suspended', taken after the resume"
+
+echo "== failed data writes give their log space back"
+dmsetup create bad --table "0 $sz error"
+_flushlog_init fl /dev/mapper/bad "$log" on_full=fail
+free_before=$(_status_field fl 6)
+if dd if="$TMPDIR/pattern" of=/dev/mapper/fl bs=64k count=64 oflag=direct status=none 2>/dev/null; then
+	_fail "writes to an error target succeeded"
+fi
+free_after=$(_status_field fl 6)
+_flushlog_remove fl
+dmsetup remove bad
+((free_before == free_after)) ||
+	_fail "log space free went from $free_before to $free_after sectors"
+echo "log sectors free: $free_before before and after"
+
+echo "== no_data headers: memory comes back"
+_flushlog_init warm "$data" "$log" no_data
+_flushlog_remove warm
+before=$(_mem_free_kib)
+_flushlog_init fl "$data" "$log" no_data
+dd if=/dev/zero of=/dev/mapper/fl bs=512 count=40000 oflag=direct status=none
+sync
+echo "status: $(_flushlog_status fl)"
+_flushlog_remove fl
+after=$(_mem_free_kib)
+echo "MemFree: $before KiB before, $after KiB after"
+((before - after < 8192)) || _fail "$((before - after)) KiB lost over 40000 no_data entries"
+
+echo "== on_full=fail once the log device fails: writes fail"
+dmsetup create logdev --table "0 $(blockdev --getsz "$log") linear $log 0"
+_flushlog_init fl "$data" /dev/mapper/logdev on_full=fail
+dd if="$TMPDIR/pattern" of=/dev/mapper/fl bs=64k count=16 oflag=direct conv=fsync status=none ||
+	_fail "writes failed before the log device did"
+dmsetup suspend logdev
+dmsetup load logdev --table "0 $(blockdev --getsz "$log") error"
+dmsetup resume logdev
+failed=
+for i in $(seq 1 20); do
+	if ! dd if="$TMPDIR/pattern" of=/dev/mapper/fl bs=64k count=1 seek="$i" oflag=direct,dsync status=none 2>/dev/null; then
+		failed=$i
+		break
+	fi
+done
+[ -n "$failed" ] || _fail "20 writes succeeded after the log device failed"
+if dd if="$TMPDIR/pattern" of=/dev/mapper/fl bs=64k count=1 seek=40 oflag=direct status=none 2>/dev/null; then
+	_fail "a write succeeded once logging had failed"
+fi
+[ "$(_status_field fl 1)" = error ] || _fail "status: $(_flushlog_status fl)"
+_flushlog_remove fl
+dmsetup remove logdev
+echo "write $failed after the log device failed was the first to fail"
