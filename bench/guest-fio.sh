@@ -3,8 +3,9 @@
 # In the guest (make bench): fio throughput through dm-linear, dm-flushlog
 # and dm-log-writes on the same disks, and the bytes each wrote to the log
 # device (as the log disk counts them).
-# Prints "target job KiB/s data-bytes log-bytes" lines, ROUNDS (argument,
-# default 3) times each.
+# Prints "target job KiB/s data-bytes log-bytes peak-memory" lines, ROUNDS
+# (argument, default 3) times each; peak memory is flushlog's own count of
+# the bytes it held for logging (its status), "-" for the others.
 set -euo pipefail
 data=/dev/flushlog/data
 log=/dev/flushlog/log
@@ -45,9 +46,11 @@ for ((round = 0; round < rounds; round++)); do
 			fsync8) r=$(run_fio fsync8 --rw=randwrite --bsrange=4k-64k --fsync=8 --size=512m --io_size=48m) ;;
 			dsync) r=$(run_fio dsync --rw=randwrite --bs=4k --sync=dsync --size=512m --io_size=6m) ;;
 			esac
+			peak=-
+			[ "$target" = flushlog ] && peak=$(dmsetup status bench | cut -d' ' -f11)
 			dmsetup remove bench
 			sync
-			echo "$target $job $r $((($(log_sectors_written) - before) * 512))"
+			echo "$target $job $r $((($(log_sectors_written) - before) * 512)) $peak"
 		done
 	done
 done
