@@ -15,8 +15,8 @@ run_fio() {	# run_fio NAME ARGS...: prints "KiB/s bytes"
 	local name=$1
 	shift
 	fio --name="$name" --filename=/dev/mapper/bench --direct=1 --ioengine=psync \
-		--randrepeat=1 --output-format=json "$@" >/tmp/fio.json
-	jq -r '.jobs[0].write | "\(.bw) \(.io_bytes)"' /tmp/fio.json
+		--randrepeat=1 --output-format=json "$@" >"$TMPDIR/fio.json"
+	jq -r '.jobs[0].write | "\(.bw) \(.io_bytes)"' "$TMPDIR/fio.json"
 }
 
 # Sectors written to the log device, whatever the target: entries, super

@@ -18,6 +18,7 @@
 #include <linux/mempool.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/uuid.h>
@@ -67,8 +68,10 @@
 #define FLUSHLOG_MAX_IO_PAGES	(FLUSHLOG_MAX_IO_SECTORS >> (PAGE_SHIFT - SECTOR_SHIFT))
 #define FLUSHLOG_MIN_ENTRIES	16	/* entries in reserve */
 #define FLUSHLOG_DEFAULT_MAX_PENDING_MIB 64
-#define FLUSHLOG_MIN_MAX_PENDING_MIB 2	/* twice the largest entry */
+#define FLUSHLOG_MIN_MAX_PENDING_MIB 2	/* the largest entry and then some */
 #define FLUSHLOG_MAX_MAX_PENDING_MIB 65536
+#define FLUSHLOG_BATCH_BYTES	SZ_1M	/* a log bio's worth */
+#define FLUSHLOG_BATCH_DELAY	(HZ / 10)
 
 /* What the target does with the log; status shows it. */
 enum logging_state {
@@ -101,15 +104,26 @@ struct pending_entry {
 	u16 flags;
 	u32 label_len;
 	u8 label[FLUSHLOG_LABEL_MAX];
-	struct page *header;	/* the header block's page */
-	unsigned int nr_pages;
-	struct page *pages[FLUSHLOG_MAX_IO_PAGES];	/* the data's copy */
+	unsigned int nr_pages;	/* of data */
+	/* the header block's page, then the data's copy: one allocation */
+	struct page *pages[1 + FLUSHLOG_MAX_IO_PAGES];
 };
+
+static inline struct page **entry_header(struct pending_entry *e)
+{
+	return &e->pages[0];
+}
+
+static inline struct page **entry_data(struct pending_entry *e)
+{
+	return &e->pages[1];
+}
 
 struct flushlog_c {
 	struct dm_dev *data_dev;
 	struct dm_dev *log_dev;
 	struct mapped_device *md;	/* tells a reload from another device */
+	struct dm_table *table;		/* and from another target of its table */
 	bool on_full_fail;	/* fail writes when the log cannot take them */
 	bool no_data;		/* log headers only */
 	unsigned int max_pending_mib;	/* 0: the default, not in the table */
@@ -128,6 +142,7 @@ struct flushlog_c {
 	bool suspended;
 	bool filled;			/* an entry did not fit */
 	struct list_head ready;		/* completed, in log order */
+	u64 ready_bytes;		/* their size in the log */
 	sector_t reserved;		/* log sectors promised, super included */
 	u64 pending;			/* bytes charged to max_pending */
 	u64 peak_pending;
@@ -142,12 +157,11 @@ struct flushlog_c {
 	u64 nr_marks;
 
 	struct workqueue_struct *wq;
-	struct work_struct log_work;
+	struct delayed_work log_work;
 	struct bio_set bs;		/* log bios and data copies */
 	mempool_t *page_pool;
 	mempool_t *entry_pool;
 	struct mutex page_pool_lock;	/* one waiter on the reserve at a time */
-	bool log_error_reported;
 
 	struct list_head instances;	/* on flushlog_instances */
 };
@@ -196,6 +210,9 @@ static u32 flushlog_crc(const void *buf, size_t len)
 static void charge_pending(struct flushlog_c *fc, u64 bytes)
 {
 	spin_lock_irq(&fc->lock);
+	/* what is ready gives its memory back once written: write it now */
+	if (fc->pending + bytes > fc->max_pending)
+		mod_delayed_work(fc->wq, &fc->log_work, 0);
 	wait_event_lock_irq(fc->pending_wait,
 			    fc->pending + bytes <= fc->max_pending, fc->lock);
 	fc->pending += bytes;
@@ -218,7 +235,8 @@ static void uncharge_pending(struct flushlog_c *fc, u64 bytes)
 /*
  * Take nr pages from the pool.  Several submitters each holding part of
  * the reserve and waiting for the rest would deadlock, so as dm-crypt
- * does, only one at a time may wait; the others take what is free now.
+ * does, only one at a time may wait, and it holds no pool page while it
+ * waits for its turn; the others take what is free now.
  */
 static void alloc_pool_pages(struct flushlog_c *fc, struct page **pages,
 			     unsigned int nr)
@@ -251,8 +269,7 @@ static struct pending_entry *alloc_pending_entry(struct flushlog_c *fc,
 	memset(e, 0, offsetof(struct pending_entry, pages));
 	INIT_LIST_HEAD(&e->list);
 	e->nr_pages = nr_pages;
-	alloc_pool_pages(fc, &e->header, 1);
-	alloc_pool_pages(fc, e->pages, nr_pages);
+	alloc_pool_pages(fc, e->pages, 1 + nr_pages);
 	return e;
 }
 
@@ -262,15 +279,11 @@ static void free_pending_entry(struct flushlog_c *fc, struct pending_entry *e)
 	u64 bytes = entry_size();
 	unsigned int i;
 
-	for (i = 0; i < e->nr_pages; i++) {
+	for (i = 0; i < 1 + e->nr_pages; i++) {
 		if (e->pages[i]) {
 			mempool_free(e->pages[i], fc->page_pool);
 			bytes += PAGE_SIZE;
 		}
-	}
-	if (e->header) {
-		mempool_free(e->header, fc->page_pool);
-		bytes += PAGE_SIZE;
 	}
 	mempool_free(e, fc->entry_pool);
 	uncharge_pending(fc, bytes);
@@ -312,7 +325,7 @@ static void copy_bio_data(struct flushlog_c *fc, struct pending_entry *e,
 		unsigned int done = 0;
 
 		while (done < bv.bv_len) {
-			struct page *dst = e->pages[pos >> PAGE_SHIFT];
+			struct page *dst = entry_data(e)[pos >> PAGE_SHIFT];
 			unsigned int off = offset_in_page(pos);
 			unsigned int len = min(bv.bv_len - done,
 					       (unsigned int)PAGE_SIZE - off);
@@ -325,7 +338,7 @@ static void copy_bio_data(struct flushlog_c *fc, struct pending_entry *e,
 	}
 	pad = round_up(pos, fc->log_block_size) - pos;
 	if (pad)
-		memzero_page(e->pages[pos >> PAGE_SHIFT], offset_in_page(pos),
+		memzero_page(entry_data(e)[pos >> PAGE_SHIFT], offset_in_page(pos),
 			     pad);
 }
 
@@ -360,14 +373,19 @@ static u16 bio_entry_flags(struct bio *bio)
 	return flags;
 }
 
-static void set_logging_state(struct flushlog_c *fc, enum logging_state state)
+/* Stop logging; true if this call did (the caller reports why, once). */
+static bool stop_logging(struct flushlog_c *fc, enum logging_state state)
 {
 	unsigned long flags;
+	bool stopped = false;
 
 	spin_lock_irqsave(&fc->lock, flags);
-	if (fc->state == LOGGING_ON || fc->state == LOGGING_FULL)
+	if (fc->state == LOGGING_ON || fc->state == LOGGING_FULL) {
 		WRITE_ONCE(fc->state, state);
+		stopped = true;
+	}
 	spin_unlock_irqrestore(&fc->lock, flags);
+	return stopped;
 }
 
 /*
@@ -387,12 +405,10 @@ static int reserve_log_space(struct flushlog_c *fc, sector_t sectors)
 			DMWARN("%s: log device full, %s", fc->log_dev->name,
 			       fc->on_full_fail ? "failing writes that do not fit" :
 						  "logging stopped");
-		fc->filled = true;
-		if (fc->on_full_fail)
-			r = -ENOSPC;
-		else
+		WRITE_ONCE(fc->filled, true);
+		r = fc->on_full_fail ? -ENOSPC : 1;
+		if (!fc->on_full_fail)
 			WRITE_ONCE(fc->state, LOGGING_FULL);
-		r = r ?: 1;
 	} else {
 		fc->reserved += sectors;
 	}
@@ -425,6 +441,11 @@ static int prepare_entry(struct flushlog_c *fc, struct bio *bio,
 	r = reserve_log_space(fc, log_sectors);
 	if (r)
 		return r < 0 ? r : 0;
+	/* max_io_len keeps every entry within pages[] */
+	if (WARN_ON_ONCE(data_len > FLUSHLOG_MAX_IO_SECTORS << SECTOR_SHIFT)) {
+		release_log_space(fc, log_sectors);
+		return -EIO;
+	}
 	e = alloc_pending_entry(fc, DIV_ROUND_UP(data_len, PAGE_SIZE));
 	if (keep_data)
 		copy_bio_data(fc, e, bio);
@@ -464,20 +485,20 @@ static void submit_data_copy(struct flushlog_c *fc, struct bio *bio,
 	u32 left = e->data_len;
 	unsigned int i;
 
-	copy = bio_alloc_bioset(fc->data_dev->bdev, e->nr_pages, bio->bi_opf,
-				GFP_NOIO, &fc->bs);
+	/* dm polls the bio it mapped, never this one */
+	copy = bio_alloc_bioset(fc->data_dev->bdev, e->nr_pages,
+				bio->bi_opf & ~REQ_POLLED, GFP_NOIO, &fc->bs);
 	copy->bi_iter.bi_sector = bio->bi_iter.bi_sector;
 	copy->bi_ioprio = bio->bi_ioprio;
 	copy->bi_private = bio;
 	copy->bi_end_io = data_copy_end_io;
-	bio_clone_blkg_association(copy, bio);
 	for (i = 0; left; i++) {
 		u32 len = min_t(u32, left, PAGE_SIZE);
 
-		__bio_add_page(copy, e->pages[i], len, 0);
+		__bio_add_page(copy, entry_data(e)[i], len, 0);
 		left -= len;
 	}
-	submit_bio_noacct(copy);
+	dm_submit_bio_remap(bio, copy);
 }
 
 static int flushlog_map(struct dm_target *ti, struct bio *bio)
@@ -509,9 +530,22 @@ static int flushlog_map(struct dm_target *ti, struct bio *bio)
 	return DM_MAPIO_REMAPPED;
 }
 
-static void queue_log_work(struct flushlog_c *fc)
+/*
+ * Under fc->lock: an entry joined the ready list.  Entries go out in
+ * batches, so that each log bio is large: at once after a crash point (a
+ * flush, a FUA write, a mark), whose entry a reader of a live log wants
+ * to see, or when a log bio's worth is ready; otherwise a little later.
+ */
+static void __queue_ready(struct flushlog_c *fc, struct pending_entry *e)
 {
-	queue_work(fc->wq, &fc->log_work);
+	list_add_tail(&e->list, &fc->ready);
+	fc->ready_bytes += (u64)e->log_sectors << SECTOR_SHIFT;
+	if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK ||
+	    (e->flags & FLUSHLOG_F_FUA) ||
+	    fc->ready_bytes >= FLUSHLOG_BATCH_BYTES)
+		mod_delayed_work(fc->wq, &fc->log_work, 0);
+	else
+		queue_delayed_work(fc->wq, &fc->log_work, FLUSHLOG_BATCH_DELAY);
 }
 
 static int flushlog_end_io(struct dm_target *ti, struct bio *bio,
@@ -525,6 +559,12 @@ static int flushlog_end_io(struct dm_target *ti, struct bio *bio,
 	if (!e)
 		return DM_ENDIO_DONE;
 	pb->entry = NULL;
+	/*
+	 * on_full=fail promises a log entry for every write that succeeds:
+	 * once logging has stopped, this one cannot have it.
+	 */
+	if (!*error && fc->on_full_fail && READ_ONCE(fc->state) != LOGGING_ON)
+		*error = BLK_STS_IOERR;
 	if (*error) {
 		/* what a failed write left on the media is unknown */
 		release_log_space(fc, e->log_sectors);
@@ -536,9 +576,8 @@ static int flushlog_end_io(struct dm_target *ti, struct bio *bio,
 	spin_lock_irqsave(&fc->lock, flags);
 	e->complete_tick = atomic64_inc_return(&fc->tick);
 	e->time_ns = ktime_get_ns();
-	list_add_tail(&e->list, &fc->ready);
+	__queue_ready(fc, e);
 	spin_unlock_irqrestore(&fc->lock, flags);
-	queue_log_work(fc);
 	return DM_ENDIO_DONE;
 }
 
@@ -549,7 +588,7 @@ static u32 data_crc(struct pending_entry *e)
 
 	for (i = 0; left; i++) {
 		u32 len = min_t(u32, left, PAGE_SIZE);
-		void *p = kmap_local_page(e->pages[i]);
+		void *p = kmap_local_page(entry_data(e)[i]);
 
 		crc = crc32c(crc, p, len);
 		kunmap_local(p);
@@ -560,7 +599,7 @@ static u32 data_crc(struct pending_entry *e)
 
 static void fill_header(struct flushlog_c *fc, struct pending_entry *e)
 {
-	struct flushlog_entry *h = page_address(e->header);
+	struct flushlog_entry *h = page_address(*entry_header(e));
 
 	memset(h, 0, fc->log_block_size);
 	h->magic = cpu_to_le32(FLUSHLOG_ENTRY_MAGIC);
@@ -589,13 +628,9 @@ static void log_end_io(struct bio *bio)
 	unsigned long flags;
 	u64 bytes = 0;
 
-	if (bio->bi_status) {
-		set_logging_state(fc, LOGGING_ERROR);
-		if (!xchg(&fc->log_error_reported, true))
-			DMERR("%s: log write failed (%d), logging stopped",
-			      fc->log_dev->name,
-			      blk_status_to_errno(bio->bi_status));
-	}
+	if (bio->bi_status && stop_logging(fc, LOGGING_ERROR))
+		DMERR("%s: log write failed (%d), logging stopped",
+		      fc->log_dev->name, blk_status_to_errno(bio->bi_status));
 	bio_for_each_segment_all(bv, bio, iter) {
 		mempool_free(bv->bv_page, fc->page_pool);
 		bytes += PAGE_SIZE;
@@ -653,13 +688,13 @@ static void write_entry(struct flushlog_c *fc, struct bio **bio,
 	unsigned int i;
 
 	fill_header(fc, e);
-	add_log_page(fc, bio, e->header, fc->log_block_size);
-	e->header = NULL;
+	add_log_page(fc, bio, *entry_header(e), fc->log_block_size);
+	*entry_header(e) = NULL;
 	for (i = 0; left; i++) {
 		u32 len = min_t(u32, left, PAGE_SIZE);
 
-		add_log_page(fc, bio, e->pages[i], len);
-		e->pages[i] = NULL;
+		add_log_page(fc, bio, entry_data(e)[i], len);
+		entry_data(e)[i] = NULL;
 		left -= len;
 	}
 	WRITE_ONCE(fc->next_seq, fc->next_seq + 1);
@@ -671,7 +706,8 @@ static void write_entry(struct flushlog_c *fc, struct bio **bio,
 
 static void flushlog_log_work(struct work_struct *work)
 {
-	struct flushlog_c *fc = container_of(work, struct flushlog_c, log_work);
+	struct flushlog_c *fc = container_of(to_delayed_work(work),
+					     struct flushlog_c, log_work);
 	struct pending_entry *e, *tmp;
 	struct bio *bio = NULL;
 	LIST_HEAD(batch);
@@ -679,6 +715,7 @@ static void flushlog_log_work(struct work_struct *work)
 
 	spin_lock_irq(&fc->lock);
 	list_splice_init(&fc->ready, &batch);
+	fc->ready_bytes = 0;
 	logging = fc->state == LOGGING_ON || fc->state == LOGGING_FULL;
 	spin_unlock_irq(&fc->lock);
 
@@ -695,7 +732,7 @@ static void flushlog_log_work(struct work_struct *work)
 /* Wait until every queued entry is on the log device. */
 static void drain_log(struct flushlog_c *fc)
 {
-	flush_workqueue(fc->wq);
+	flush_delayed_work(&fc->log_work);
 	spin_lock_irq(&fc->lock);
 	wait_event_lock_irq(fc->log_bios_wait, !fc->nr_log_bios, fc->lock);
 	spin_unlock_irq(&fc->lock);
@@ -777,21 +814,36 @@ static int flushlog_preresume(struct dm_target *ti)
 		retire_older_tables(fc);
 		uuid_gen(&fc->uuid);
 		fc->create_time_ns = ktime_get_real_ns();
-		fc->next_sector = log_block_sectors(fc);
+		WRITE_ONCE(fc->next_sector, log_block_sectors(fc));
+		spin_lock_irq(&fc->lock);
 		fc->reserved = fc->next_sector;
+		spin_unlock_irq(&fc->lock);
 	}
 	r = write_super(fc, FLUSHLOG_STATE_DIRTY);
-	if (r) {
-		DMERR("%s: cannot write the log super block: %d",
+	if (r && state == LOGGING_IDLE) {
+		DMERR("%s: cannot start the log: super block write failed (%d)",
 		      fc->log_dev->name, r);
 		return r;
 	}
+	/* a log that failed later must not keep the data device suspended */
+	if (r && stop_logging(fc, LOGGING_ERROR))
+		DMERR("%s: log super block write failed (%d), logging stopped",
+		      fc->log_dev->name, r);
 	spin_lock_irq(&fc->lock);
 	if (fc->state == LOGGING_IDLE)
 		WRITE_ONCE(fc->state, LOGGING_ON);
-	fc->suspended = false;
 	spin_unlock_irq(&fc->lock);
 	return 0;
+}
+
+/* Marks are taken again only once the resume is sure to happen. */
+static void flushlog_resume(struct dm_target *ti)
+{
+	struct flushlog_c *fc = ti->private;
+
+	spin_lock_irq(&fc->lock);
+	fc->suspended = false;
+	spin_unlock_irq(&fc->lock);
 }
 
 /*
@@ -815,14 +867,17 @@ static void flushlog_postsuspend(struct dm_target *ti)
 		      fc->log_dev->name);
 }
 
-/* Called only with no bio in flight and no mark to come. */
+/*
+ * Called only with no bio in flight and no mark to come.  Whatever the
+ * state, no log bio may outlive fc.
+ */
 static void close_log(struct flushlog_c *fc)
 {
 	enum logging_state state = READ_ONCE(fc->state);
 
+	drain_log(fc);
 	if (state == LOGGING_IDLE || state == LOGGING_RETIRED)
 		return;
-	drain_log(fc);
 	if (write_super(fc, FLUSHLOG_STATE_CLEAN))
 		DMERR("%s: cannot write the log super block",
 		      fc->log_dev->name);
@@ -938,8 +993,8 @@ static int check_devices(struct flushlog_c *fc, struct dm_target *ti)
 }
 
 /*
- * One log, one mapped device: two would write over each other's entries.
- * A reload of the same device is fine; its first resume retires the old
+ * One log, one target: two would write over each other's entries.  A
+ * reload of the same device is fine; its first resume retires the old
  * table, which was suspended (its log drained and closed) just before.
  */
 static int register_instance(struct flushlog_c *fc, struct dm_target *ti)
@@ -949,9 +1004,15 @@ static int register_instance(struct flushlog_c *fc, struct dm_target *ti)
 
 	mutex_lock(&flushlog_instances_lock);
 	list_for_each_entry(other, &flushlog_instances, instances) {
-		if (other->log_dev->bdev == fc->log_dev->bdev &&
-		    other->md != fc->md) {
+		if (other->log_dev->bdev != fc->log_dev->bdev)
+			continue;
+		if (other->md != fc->md) {
 			ti->error = "Log device in use by another flushlog device";
+			r = -EBUSY;
+			goto out;
+		}
+		if (other->table == fc->table) {
+			ti->error = "Log device in use by another target of this table";
 			r = -EBUSY;
 			goto out;
 		}
@@ -1022,10 +1083,11 @@ static int flushlog_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	init_waitqueue_head(&fc->pending_wait);
 	init_waitqueue_head(&fc->log_bios_wait);
 	mutex_init(&fc->page_pool_lock);
-	INIT_WORK(&fc->log_work, flushlog_log_work);
+	INIT_DELAYED_WORK(&fc->log_work, flushlog_log_work);
 	fc->state = LOGGING_IDLE;
 	fc->data_sectors = ti->len;
 	fc->md = dm_table_get_md(ti->table);
+	fc->table = ti->table;
 
 	as.argc = argc;
 	as.argv = argv;
@@ -1101,14 +1163,14 @@ static int add_mark(struct flushlog_c *fc, const char *label)
 		why = logging_state_names[fc->state];
 	spin_unlock_irq(&fc->lock);
 	if (why) {
-		DMWARN("%s: mark '%s' not logged: the log is %s",
-		       fc->log_dev->name, label, why);
+		DMWARN_LIMIT("%s: mark '%s' not logged: the log is %s",
+			     fc->log_dev->name, label, why);
 		return -EBUSY;
 	}
 	r = reserve_log_space(fc, entry_log_sectors(fc, 0));
 	if (r) {
-		DMWARN("%s: mark '%s' not logged: the log is full",
-		       fc->log_dev->name, label);
+		DMWARN_LIMIT("%s: mark '%s' not logged: the log is full",
+			     fc->log_dev->name, label);
 		return -ENOSPC;
 	}
 	e = alloc_pending_entry(fc, 0);
@@ -1128,9 +1190,8 @@ static int add_mark(struct flushlog_c *fc, const char *label)
 	e->submit_tick = atomic64_inc_return(&fc->tick);
 	e->complete_tick = e->submit_tick;
 	e->time_ns = ktime_get_ns();
-	list_add_tail(&e->list, &fc->ready);
+	__queue_ready(fc, e);
 	spin_unlock_irq(&fc->lock);
-	queue_log_work(fc);
 	return 0;
 }
 
@@ -1141,8 +1202,8 @@ static int flushlog_message(struct dm_target *ti, unsigned int argc,
 
 	if (argc == 2 && !strcasecmp(argv[0], "mark"))
 		return add_mark(fc, argv[1]);
-	DMWARN("%s: unrecognised message '%s' (expected: mark <label>)",
-	       fc->log_dev->name, argc ? argv[0] : "");
+	DMWARN_LIMIT("%s: unrecognised message '%s' (expected: mark <label>)",
+		     fc->log_dev->name, argc ? argv[0] : "");
 	return -EINVAL;
 }
 
@@ -1229,6 +1290,7 @@ static struct target_type flushlog_target = {
 	.end_io = flushlog_end_io,
 	.postsuspend = flushlog_postsuspend,
 	.preresume = flushlog_preresume,
+	.resume = flushlog_resume,
 	.status = flushlog_status,
 	.message = flushlog_message,
 	.prepare_ioctl = flushlog_prepare_ioctl,

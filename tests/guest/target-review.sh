@@ -35,7 +35,11 @@ cmp "$data" "$TMPDIR/replay.img" || _fail "the replay differs from the data disk
 cmp -n 16M "$TMPDIR/pattern" "$data" || _fail "the data disk does not hold the writes"
 echo "replay equals the data disk; peak memory $peak bytes"
 
-echo "== a second flushlog device on a log in use"
+echo "== a second flushlog device on a log in use, or a second target"
+half=$((sz / 2))
+_expect_table_error "0 $half flushlog $data $log
+$half $half flushlog /dev/flushlog/data2 $log" \
+	"Log device in use by another target of this table"
 _flushlog_init fl "$data" "$log"
 _expect_table_error "0 $sz flushlog /dev/flushlog/data2 $log" \
 	"Log device in use by another flushlog device"
@@ -103,6 +107,9 @@ if dd if="$TMPDIR/pattern" of=/dev/mapper/fl bs=64k count=1 seek=40 oflag=direct
 	_fail "a write succeeded once logging had failed"
 fi
 [ "$(_status_field fl 1)" = error ] || _fail "status: $(_flushlog_status fl)"
+# a dead log must not keep the data device from resuming
+dmsetup suspend fl
+dmsetup resume fl || _fail "the device does not resume once its log failed"
 _flushlog_remove fl
 dmsetup remove logdev
 echo "write $failed after the log device failed was the first to fail"

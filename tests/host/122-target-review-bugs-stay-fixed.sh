@@ -5,11 +5,13 @@
 #    sectors, 8 MiB direct writes are split and logged whole, and the
 #    target's memory stays within max_pending=2 (the replay equals the
 #    data disk);
-#  - a second flushlog device on a log in use is refused (-EBUSY);
+#  - a second flushlog device, or a second target of one table, on a log
+#    in use is refused (-EBUSY);
 #  - a mark while suspended is refused and status says "suspended";
 #  - writes that fail on the data device give their log space back;
 #  - 40000 no_data entries leak no memory (the header page leak);
-#  - with on_full=fail, writes fail once the log device has failed.
+#  - with on_full=fail, writes fail once the log device has failed, and
+#    the device still suspends and resumes.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
 # kernels: 6.1 6.12 debug

@@ -88,7 +88,7 @@ enum flushlog_state {
 
 /* super.flags */
 #define FLUSHLOG_SF_NO_DATA	(1U << 0)	/* writes logged without data */
-#define FLUSHLOG_SF_FULL	(1U << 1)	/* log filled, logging stopped */
+#define FLUSHLOG_SF_FULL	(1U << 1)	/* log filled: see on_full */
 #define FLUSHLOG_SF_ERROR	(1U << 2)	/* log I/O failed, logging stopped */
 #define FLUSHLOG_SF_ALL		(FLUSHLOG_SF_NO_DATA | FLUSHLOG_SF_FULL | \
 				 FLUSHLOG_SF_ERROR)
@@ -102,7 +102,7 @@ struct flushlog_super {
 	__le32	crc;		/* CRC32C of these 512 bytes */
 	__le32	log_block_size;	/* bytes per log block, power of 2 */
 	__le32	data_block_size; /* logical block size of the data device */
-	__le64	data_sectors;	/* size of the data device, in sectors */
+	__le64	data_sectors;	/* sectors the target maps and logs */
 	__le64	log_sectors;	/* capacity of the log device, in sectors */
 	__le64	nr_entries;	/* entries in the log; true when CLEAN */
 	__le64	used_sectors;	/* log sectors used incl. super; when CLEAN */
@@ -154,7 +154,7 @@ struct flushlog_entry {
 	__le16	op;		/* enum flushlog_op */
 	__le16	flags;		/* FLUSHLOG_F_* */
 	__le32	data_crc;	/* CRC32C of the data_len bytes of data */
-	__le64	submit_tick;	/* tick when the bio reached the target */
+	__le64	submit_tick;	/* tick when the target issued the bio */
 	__le64	complete_tick;	/* tick when the bio completed */
 	__le64	time_ns;	/* CLOCK_MONOTONIC at completion */
 	__le32	label_len;	/* bytes used in label (MARK only) */
