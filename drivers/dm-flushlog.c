@@ -847,27 +847,6 @@ static void flushlog_resume(struct dm_target *ti)
 }
 
 /*
- * Suspended: no bio is in flight, and marks are refused from here on.
- * Everything completed is logged, then the super block says so.
- */
-static void flushlog_postsuspend(struct dm_target *ti)
-{
-	struct flushlog_c *fc = ti->private;
-	enum logging_state state;
-
-	spin_lock_irq(&fc->lock);
-	fc->suspended = true;
-	state = fc->state;
-	spin_unlock_irq(&fc->lock);
-	if (state == LOGGING_IDLE || state == LOGGING_RETIRED)
-		return;
-	drain_log(fc);
-	if (write_super(fc, FLUSHLOG_STATE_CLEAN))
-		DMERR("%s: cannot write the log super block",
-		      fc->log_dev->name);
-}
-
-/*
  * Called only with no bio in flight and no mark to come.  Whatever the
  * state, no log bio may outlive fc.
  */
@@ -881,6 +860,20 @@ static void close_log(struct flushlog_c *fc)
 	if (write_super(fc, FLUSHLOG_STATE_CLEAN))
 		DMERR("%s: cannot write the log super block",
 		      fc->log_dev->name);
+}
+
+/*
+ * Suspended: no bio is in flight, and marks are refused from here on.
+ * Everything completed is logged, then the super block says so.
+ */
+static void flushlog_postsuspend(struct dm_target *ti)
+{
+	struct flushlog_c *fc = ti->private;
+
+	spin_lock_irq(&fc->lock);
+	fc->suspended = true;
+	spin_unlock_irq(&fc->lock);
+	close_log(fc);
 }
 
 static void flushlog_dtr(struct dm_target *ti)
