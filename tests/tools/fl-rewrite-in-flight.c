@@ -2,27 +2,22 @@
 /*
  * fl-rewrite-in-flight: write a device from pages that another process
  * rewrites while the writes are in flight, so that the bytes the disk
- * reads can differ from those the pages held when the write was issued.
- * A child scribbles without pause over a shared mapping while the parent
- * writes, in one of two ways:
+ * reads differ from those the pages held when each write was issued.  A
+ * child scribbles without pause over a shared mapping; the parent writes
+ * it with O_DIRECT, 64 KiB at a time, COUNT times, each to a new place
+ * while the device lasts.  The disk keeps whatever it read mid-rewrite,
+ * for good: nothing writes those blocks again.
  *
- *   mmap    the mapping is the device's own page cache; the parent calls
- *           msync(MS_SYNC) COUNT times (writeback of pages that change
- *           under it, as an mmap user of a filesystem without stable
- *           pages gets), then stops the child and syncs once more
- *   direct  the mapping is anonymous; the parent writes it to the device
- *           with O_DIRECT, 64 KiB at a time, COUNT times, each to a new
- *           place while the device lasts: the disk keeps whatever it
- *           read mid-rewrite
+ * (Rewriting a mapping of the device itself under msync proves less: a
+ * page changed under writeback is dirtied again and written again, so the
+ * end state converges whatever the target logged.)
  *
- * usage: fl-rewrite-in-flight mmap|direct DEVICE COUNT
+ * usage: fl-rewrite-in-flight DEVICE COUNT
  */
 #include <errno.h>
-#include <sched.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,49 +86,42 @@ start_scribbler(unsigned char *map, size_t len)
 	return child;
 }
 
-static void
-stop_scribbler(pid_t child)
-{
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
-}
-
 int
 main(int argc, char **argv)
 {
 	unsigned long i, count;
 	unsigned char *map;
-	bool direct;
 	pid_t child;
 	off_t size;
 	int fd;
 
-	if (argc != 4 || (strcmp(argv[1], "mmap") && strcmp(argv[1], "direct"))) {
-		fprintf(stderr, "usage: fl-rewrite-in-flight mmap|direct DEVICE COUNT\n");
+	if (argc != 3) {
+		fprintf(stderr, "usage: fl-rewrite-in-flight DEVICE COUNT\n");
 		return 2;
 	}
-	direct = !strcmp(argv[1], "direct");
-	count = strtoul(argv[3], NULL, 10);
-	fd = open(argv[2], O_RDWR | (direct ? O_DIRECT : 0));
+	count = strtoul(argv[2], NULL, 10);
+	fd = open(argv[1], O_RDWR | O_DIRECT);
 	if (fd < 0)
-		die(argv[2]);
+		die(argv[1]);
 	size = lseek(fd, 0, SEEK_END);
-	if (size < (off_t)CHUNK)
-		die("device smaller than 64 KiB");
+	if (size < (off_t)CHUNK) {
+		fprintf(stderr, "fl-rewrite-in-flight: %s is smaller than 64 KiB\n",
+			argv[1]);
+		return 1;
+	}
 	size -= size % CHUNK;
-	map = mmap(NULL, direct ? CHUNK : (size_t)size, PROT_READ | PROT_WRITE,
-		   MAP_SHARED | (direct ? MAP_ANONYMOUS : 0), direct ? -1 : fd, 0);
+	map = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (map == MAP_FAILED)
 		die("mmap");
-	child = start_scribbler(map, direct ? CHUNK : (size_t)size);
-	for (i = 0; i < count; i++) {
-		if (direct ? pwrite(fd, map, CHUNK, (i * CHUNK) % size) != CHUNK
-			   : msync(map, size, MS_SYNC) != 0)
-			die(direct ? "pwrite" : "msync");
-	}
-	stop_scribbler(child);
-	if ((!direct && msync(map, size, MS_SYNC)) || fsync(fd))
-		die("final sync");
-	printf("%s: %lu writes of pages rewritten all along\n", argv[1], count);
+	child = start_scribbler(map, CHUNK);
+	for (i = 0; i < count; i++)
+		if (pwrite(fd, map, CHUNK, (off_t)(i * CHUNK) % size) != CHUNK)
+			die("pwrite");
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	if (fsync(fd))
+		die("fsync");
+	printf("%lu writes of pages rewritten all along\n", count);
 	return 0;
 }
