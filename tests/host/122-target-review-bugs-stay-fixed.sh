@@ -9,7 +9,7 @@
 #    in use is refused (-EBUSY);
 #  - a mark while suspended is refused and status says "suspended";
 #  - writes that fail on the data device give their log space back;
-#  - 40000 no_data entries leak no memory (the header page leak);
+#  - 80000 no_data entries (after a warm-up) leak no memory (the header page leak);
 #  - with on_full=fail, writes fail once the log device has failed, and
 #    the device still suspends and resumes.
 . "$FLUSHLOG_TOP/tests/common.sh"
