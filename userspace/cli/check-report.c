@@ -171,7 +171,7 @@ move_file(const char *from, const char *to)
 		return -1;
 	in = open(from, O_RDONLY | O_CLOEXEC);
 	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	ret = in < 0 || out < 0 ? -1 : cli_copy_sparse(in, out);
+	ret = in < 0 || out < 0 ? -1 : fl_copy_sparse(in, out);
 	if (in >= 0)
 		close(in);
 	if (out >= 0 && close(out))

@@ -4,12 +4,15 @@
  * clean it up, the choice of states, and the checkers: spawned, reaped
  * and killed at --timeout.
  *
- * One master image is advanced through the log once (fl_replay_to), and
- * each checker gets its own copy of the master at its point: a reflink
- * where the filesystem shares blocks, a sparse copy elsewhere.  A checker
- * that writes to its image (a mount replaying a journal) therefore never
- * disturbs the next state, and checking N points costs one pass over the
- * log plus the checkers.
+ * Each job has one state image (libflushlog's fl_state_image) that only
+ * moves forward through the log: a state costs the entries since the last
+ * one and its own extras, saved and undone around its checker, whatever
+ * the size of the image.  That is for checkers that only read (--images
+ * in-place).  A checker that writes anyway is caught by the image's seal
+ * and its image rebuilt from the base; by default (--images auto) the run
+ * then gives each later state a copy of its own (a reflink where the
+ * filesystem shares blocks, a sparse copy elsewhere), as --images copy
+ * does from the start.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,30 +28,6 @@
 #include <linux/fs.h>
 
 #include "check.h"
-
-/*
- * A private copy of src, shared blocks where possible, holes kept: its
- * open descriptor, or a negative errno.
- */
-static int
-clone_image(int src, const char *path, uint64_t size)
-{
-	int dst = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	int ret = 0;
-
-	if (dst < 0)
-		return -errno;
-	if (ioctl(dst, FICLONE, src)) {
-		ret = ftruncate(dst, (off_t)size) ? -errno : 0;
-		if (!ret)
-			ret = cli_copy_sparse(src, dst);
-	}
-	if (ret) {
-		close(dst);
-		return ret;
-	}
-	return dst;
-}
 
 char *
 replace_braces(const char *arg, const char *image)
@@ -89,58 +68,6 @@ now_seconds(void)
 }
 
 /*
- * Is this the state its point guarantees?  A reordered state can fold
- * into a plain name (its extras right after the point) without being one.
- */
-bool
-is_prefix(const struct state_result *s)
-{
-	return !s->st.nr_extra && s->st.torn == FL_NO_ENTRY &&
-	       !s->st.keep_discards && s->st.base == s->point->nr_applied;
-}
-
-/*
- * FLUSHLOG_LAST_MARK: the label of the last mark among the point's entries,
- * for a checker that knows what each mark promised (an fsync oracle).
- */
-static const char *
-last_mark(const struct fl_log *log, uint64_t nr_applied)
-{
-	const struct fl_entry *e = fl_log_entries(log);
-
-	for (uint64_t i = nr_applied; i-- > 0;)
-		if (e[i].op == FLUSHLOG_OP_MARK)
-			return fl_log_label(log, i);
-	return NULL;
-}
-
-/*
- * FLUSHLOG_AFTER_MARK: the first mark logged at or after the crash: nothing
- * issued after it can be in the state.  A prefix state is the crash at its
- * point; another may be a crash as late as the end of the point's epoch
- * (the next flush or FUA completion).  Unset when the log has no such mark.
- */
-static const char *
-after_mark(const struct fl_log *log, uint64_t nr_applied, bool prefix)
-{
-	const struct fl_entry *e = fl_log_entries(log);
-	uint64_t n = fl_log_info(log)->nr_entries, i = nr_applied;
-
-	if (prefix) {
-		i = nr_applied ? nr_applied - 1 : 0;
-	} else {
-		while (i < n && (!(e[i].flags & FL_ENTRY_CRASH_POINT) ||
-				 e[i].op == FLUSHLOG_OP_MARK))
-			i++;
-		i++;
-	}
-	for (; i < n; i++)
-		if (e[i].op == FLUSHLOG_OP_MARK)
-			return fl_log_label(log, i);
-	return NULL;
-}
-
-/*
  * The environment that names a state to its checker (value NULL: unset),
  * given to set(): the checker's own, or the lines of a reproducer.
  */
@@ -161,9 +88,8 @@ state_env(const struct check_run *run, const struct state_result *s,
 	set(ctx, "FLUSHLOG_KIND", fl_point_kind_name(p->kind));
 	set(ctx, "FLUSHLOG_MARK", p->kind == FL_POINT_MARK ?
 	    fl_log_label(run->log, p->nr_applied - 1) : NULL);
-	set(ctx, "FLUSHLOG_LAST_MARK", last_mark(run->log, p->nr_applied));
-	set(ctx, "FLUSHLOG_AFTER_MARK",
-	    after_mark(run->log, p->nr_applied, is_prefix(s)));
+	set(ctx, "FLUSHLOG_LAST_MARK", fl_log_last_mark(run->log, p->nr_applied));
+	set(ctx, "FLUSHLOG_AFTER_MARK", fl_state_after_mark(run->log, &s->st, p));
 }
 
 static void
@@ -436,6 +362,45 @@ checker_cannot_run(struct check_run *run, const char *why, const char *output)
 	run->stop = true;
 }
 
+/* A checker wrote to its image in place: in auto mode, copies from now on. */
+static void
+note_rewrite(struct check_run *run, const struct state_result *s)
+{
+	run->rewrites++;
+	if (run->args->images != IMAGES_AUTO || run->copying)
+		return;
+	run->copying = true;
+	if (run->progress)
+		fprintf(stderr, "\r\033[K");
+	fprintf(stderr, "flushlog check: the checker wrote to the image of state %s; the states after it get copies of their own (--images copy from the start)\n",
+		s->name);
+}
+
+/*
+ * A checker is done with its image: a copy goes, an image in place gets
+ * its job's state back (rebuilt from the base if the checker wrote to it).
+ */
+static void
+release_image(struct check_run *run, struct state_result *s)
+{
+	int ret;
+
+	if (!s->in_place) {
+		unlink(s->image);
+	} else {
+		ret = fl_state_image_leave(s->slot->image, &run->image_err);
+		if (ret == 1)
+			note_rewrite(run, s);
+		if (ret < 0 && !run->image_ret) {
+			run->image_ret = ret;
+			run->stop = true;
+		}
+	}
+	s->slot->state = NULL;
+	s->slot = NULL;
+	s->in_place = false;
+}
+
 /* Record a checker's end: its result, or none if it could not run. */
 static void
 finish_state(struct check_run *run, struct state_result *s, int status)
@@ -446,9 +411,13 @@ finish_state(struct check_run *run, struct state_result *s, int status)
 	s->seconds = elapsed(&s->start);
 	s->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) :
 		       128 + WTERMSIG(status);
-	if (s->timed_out)	/* what it started may outlive it */
+	/*
+	 * What it started may outlive it; in place, nothing may go on
+	 * writing to the image once it has been given back.
+	 */
+	if (s->timed_out || s->in_place)
 		kill(-pid, SIGKILL);
-	unlink(s->image);
+	release_image(run, s);
 	run->running--;
 	if (!run->cannot_run && !s->timed_out && WIFEXITED(status) &&
 	    (s->exit_code == 126 || s->exit_code == 127))
@@ -609,7 +578,7 @@ spawn_checker(struct check_run *run, struct state_result *s,
 		;
 	s->pid = 0;
 	run->running--;
-	unlink(s->image);
+	release_image(run, s);
 	unlink(s->output);
 	if (fail.stage == 0) {
 		cli_set_error(err, FL_ERR_OUTPUT, "cannot create '%s': %s",
@@ -618,29 +587,6 @@ spawn_checker(struct check_run *run, struct state_result *s,
 	}
 	checker_cannot_run(run, strerror(fail.err), NULL);
 	return 0;
-}
-
-/* The state's extras; one that keeps discards may need the base back. */
-static int
-apply_state(const struct check_run *run, int image, const struct fl_state *st,
-	    struct fl_error *err)
-{
-	const char *base = run->args->base;
-	int base_fd = -1, ret;
-
-	if (st->keep_discards && base) {
-		base_fd = open(base, O_RDONLY | O_CLOEXEC);
-		if (base_fd < 0) {
-			ret = -errno;
-			cli_set_error(err, FL_ERR_ARG, "cannot open base '%s': %s",
-				      base, strerror(errno));
-			return ret;
-		}
-	}
-	ret = fl_state_apply_base(run->log, image, base_fd, st, err);
-	if (base_fd >= 0)
-		close(base_fd);
-	return ret;
 }
 
 /*
@@ -659,36 +605,61 @@ name_files(const struct check_run *run, struct state_result *s,
 	return 0;
 }
 
-static int
-start_one(struct check_run *run, struct fl_replay *replay, int master,
-	  uint64_t size, struct fl_error *err)
+/* A job slot whose image no checker uses: opened on first use. */
+static struct job_slot *
+free_slot(struct check_run *run, struct fl_error *err)
 {
-	struct state_result *s = &run->states[run->next++];
-	int ret, image;
+	struct job_slot *slot = NULL;
+	char path[PATH_MAX + 32];
 
-	if (s->exit_code >= 0)	/* a result from --resume */
+	for (unsigned int i = 0; i < run->args->jobs && !slot; i++)
+		if (!run->slots[i].state)
+			slot = &run->slots[i];
+	if (!slot || slot->image)
+		return slot;
+	snprintf(path, sizeof(path), "%s/job-%zu.img", run->work_dir,
+		 (size_t)(slot - run->slots));
+	if (fl_state_image_open(run->log, path, run->base_fd, &slot->image, err))
+		return NULL;
+	return slot;
+}
+
+static int
+start_one(struct check_run *run, struct fl_error *err)
+{
+	struct state_result *s = &run->states[run->next];
+	struct job_slot *slot;
+	int ret, fd;
+
+	if (s->exit_code >= 0) {	/* a result from --resume */
+		run->next++;
 		return 0;
+	}
+	slot = free_slot(run, err);
+	if (!slot)
+		return -1;
+	run->next++;
 	ret = name_files(run, s, err);
+	if (!ret)
+		ret = fl_state_image_enter(slot->image, &s->st, err);
 	if (ret)
 		return ret;
-	ret = fl_replay_to(replay, s->st.base, err);
-	if (ret)
-		return ret;
-	ret = clone_image(master, s->image, size);
-	if (ret < 0) {
-		cli_set_error(err, FL_ERR_OUTPUT, "cannot copy the state to '%s': %s",
-				 s->image, strerror(-ret));
-		return ret;
+	slot->state = s;
+	s->slot = slot;
+	if (run->copying) {
+		fd = fl_state_image_copy(slot->image, s->image, err);
+		if (fd < 0)
+			return fd;
+		close(fd);
+	} else {
+		free(s->image);
+		s->image = strdup(fl_state_image_path(slot->image));
+		if (!s->image) {
+			cli_set_error(err, FL_ERR_OUTPUT, "out of memory");
+			return -ENOMEM;
+		}
+		s->in_place = true;
 	}
-	image = ret;
-	ret = apply_state(run, image, &s->st, err);
-	if (close(image) && !ret) {
-		cli_set_error(err, FL_ERR_OUTPUT, "cannot write '%s': %s",
-			      s->image, strerror(errno));
-		ret = -EIO;
-	}
-	if (ret)
-		return ret;
 	return spawn_checker(run, s, err);
 }
 
@@ -845,49 +816,22 @@ choose_states(struct check_run *run, struct fl_point **points)
 	return 0;
 }
 
-/* The master image, at the base state, in the private work folder. */
+/* The base, shared by the job slots' images; -1: the log began on zeroes. */
 static int
-open_master(const struct check_run *run, char *path, size_t len,
-	    uint64_t *size, struct fl_error *err)
+open_base(struct check_run *run, struct fl_error *err)
 {
-	const struct fl_log_info *info = fl_log_info(run->log);
 	const char *base = run->args->base;
-	int fd, base_fd;
 
-	*size = info->data_sectors << FLUSHLOG_SECTOR_SHIFT;
-	snprintf(path, len, "%s/master.img", run->work_dir);
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return cli_set_error(err, FL_ERR_OUTPUT, "cannot create '%s': %s",
-				     path, strerror(errno)), -1;
-	if (base) {
-		base_fd = open(base, O_RDONLY | O_CLOEXEC);
-		if (base_fd < 0 || cli_file_size(base_fd) < *size) {
-			cli_set_error(err, FL_ERR_ARG, "base '%s': %s", base,
-				      base_fd < 0 ? strerror(errno) :
-				      "smaller than the logged device");
-			if (base_fd >= 0)
-				close(base_fd);
-			goto fail;
-		}
-		*size = cli_file_size(base_fd);
-		if (ioctl(fd, FICLONE, base_fd) &&
-		    (ftruncate(fd, (off_t)*size) || cli_copy_sparse(base_fd, fd))) {
-			cli_set_error(err, FL_ERR_OUTPUT, "cannot copy base '%s'", base);
-			close(base_fd);
-			goto fail;
-		}
-		close(base_fd);
-	} else if (ftruncate(fd, (off_t)*size)) {
-		cli_set_error(err, FL_ERR_OUTPUT, "cannot size '%s': %s", path,
+	run->base_fd = -1;
+	if (!base)
+		return 0;
+	run->base_fd = open(base, O_RDONLY | O_CLOEXEC);
+	if (run->base_fd < 0) {
+		cli_set_error(err, FL_ERR_ARG, "cannot open base '%s': %s", base,
 			      strerror(errno));
-		goto fail;
+		return -1;
 	}
-	return fd;
-fail:
-	close(fd);
-	unlink(path);
-	return -1;
+	return 0;
 }
 
 static void
@@ -901,30 +845,43 @@ kill_running(struct check_run *run)
 int
 run_states(struct check_run *run, struct fl_error *err)
 {
-	struct fl_replay *replay = NULL;
-	char master_path[PATH_MAX + 16];
-	uint64_t size;
-	int master, ret = 0;
+	int ret;
 
-	master = open_master(run, master_path, sizeof(master_path), &size, err);
-	if (master < 0)
-		return -1;
-	ret = fl_replay_open(run->log, master, &replay, err);
+	run->copying = run->args->images == IMAGES_COPY;
+	run->slots = calloc(run->args->jobs, sizeof(*run->slots));
+	if (!run->slots) {
+		cli_set_error(err, FL_ERR_OUTPUT, "out of memory");
+		return -ENOMEM;
+	}
+	ret = open_base(run, err);
 	while (!ret && run->next < run->nr_states && !run->stop) {
 		if (run->running == run->args->jobs)
 			reap_one(run);
 		else
-			ret = start_one(run, replay, master, size, err);
+			ret = start_one(run, err);
 	}
-	if (ret || run->cannot_run)
+	if (ret || run->cannot_run || run->image_ret)
 		kill_running(run);
 	while (run->running)
 		reap_one(run);
-	if (replay)
-		fl_replay_close(replay);
-	close(master);
-	unlink(master_path);
+	if (!ret && run->image_ret) {
+		*err = run->image_err;
+		ret = run->image_ret;
+	}
+	for (unsigned int i = 0; i < run->args->jobs; i++)
+		fl_state_image_close(run->slots[i].image);
+	free(run->slots);
+	run->slots = NULL;
+	if (run->base_fd >= 0)
+		close(run->base_fd);
 	if (run->progress)
 		fprintf(stderr, "\r\033[K");
+	if (run->rewrites)
+		fprintf(stderr, "flushlog check: %zu checker%s wrote to %s state image; %s\n",
+			run->rewrites, run->rewrites == 1 ? "" : "s",
+			run->rewrites == 1 ? "its" : "their",
+			run->args->images == IMAGES_IN_PLACE ?
+			"each was rebuilt from the base" :
+			"the states after the first got copies of their own");
 	return ret;
 }

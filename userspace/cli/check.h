@@ -17,6 +17,13 @@
 /* A kind of crash point as a bit of check_args.kinds. */
 #define KIND_BIT(k)	(1U << (k))
 
+/* --images: where a checker's state is. */
+enum image_mode {
+	IMAGES_AUTO,		/* in place until a checker writes to one */
+	IMAGES_IN_PLACE,	/* the job's image; rebuilt after a write */
+	IMAGES_COPY,		/* a copy of the job's image for each state */
+};
+
 /* What the command line asks for. */
 struct check_args {
 	const char *log_path, *base, *save_dir, *json, *junit, *workdir, *from;
@@ -29,6 +36,7 @@ struct check_args {
 	const char *resume;	/* --resume REPORT */
 	unsigned int timeout;	/* seconds a checker may run, 0: no limit */
 	bool check_order;	/* refuse a log not in durability order */
+	enum image_mode images;
 };
 
 /* One planned state and, once checked or carried over, its result. */
@@ -46,6 +54,14 @@ struct state_result {
 	double deadline;	/* when to SIGTERM, then SIGKILL it; 0: none */
 	bool timed_out;		/* killed at --timeout */
 	bool carried;		/* its result comes from --resume */
+	struct job_slot *slot;	/* whose image it was made on, while running */
+	bool in_place;		/* image is the slot's own, not a copy */
+};
+
+/* A job: its state image, and the state whose checker runs on it. */
+struct job_slot {
+	struct fl_state_image *image;
+	struct state_result *state;
 };
 
 /*
@@ -56,6 +72,13 @@ static inline bool
 state_failed(const struct state_result *s)
 {
 	return s->exit_code > 0 || (s->exit_code == 0 && s->timed_out);
+}
+
+/* Is this the state its point guarantees (no reordering, tearing, discards)? */
+static inline bool
+is_prefix(const struct state_result *s)
+{
+	return fl_state_is_prefix(&s->st, s->point);
 }
 
 static inline bool
@@ -79,6 +102,12 @@ struct check_run {
 	double reports_saved;	/* when the reports were last written */
 	uint64_t plan;		/* digest of the log and the planned states */
 	int work_fd;		/* the private work folder, or -1 */
+	struct job_slot *slots;	/* args->jobs of them */
+	int base_fd;		/* --base, or -1 */
+	bool copying;		/* each state gets a copy of its own */
+	size_t rewrites;	/* checkers seen writing to an image in place */
+	int image_ret;		/* an image could not be given back */
+	struct fl_error image_err;
 	char work_dir[PATH_MAX];
 };
 
@@ -104,8 +133,6 @@ int run_states(struct check_run *run, struct fl_error *err);
 double now_seconds(void);
 /* arg with its first {} replaced by image, allocated; NULL if out of memory. */
 char *replace_braces(const char *arg, const char *image);
-/* Is this the state its point guarantees (no reordering, tearing, discards)? */
-bool is_prefix(const struct state_result *s);
 /* Give set() the FLUSHLOG_* variables that name state s, its image image. */
 void state_env(const struct check_run *run, const struct state_result *s,
 	       const char *image, env_fn set, void *ctx);

@@ -247,48 +247,6 @@ cli_point_spec(const struct fl_log *log, const struct fl_point *p, char *buf,
 		snprintf(buf, len, "flush:%" PRIu64, p->flush_number);
 }
 
-static int
-copy_range(int from, int to, uint64_t off, uint64_t len)
-{
-	static char buf[1 << 20];
-
-	while (len) {
-		loff_t in = off, out = off;
-		ssize_t n = copy_file_range(from, &in, to, &out, len, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {	/* not supported between these two: copy */
-			n = pread(from, buf, len < sizeof(buf) ? len : sizeof(buf),
-				  (off_t)off);
-			if (n <= 0 || pwrite(to, buf, n, (off_t)off) != n)
-				return n < 0 ? -errno : -EIO;
-		}
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
-int
-cli_copy_sparse(int src, int dst)
-{
-	off_t data, hole = 0;
-	int ret;
-
-	for (;;) {
-		data = lseek(src, hole, SEEK_DATA);
-		if (data < 0)
-			return errno == ENXIO ? 0 : -errno;
-		hole = lseek(src, data, SEEK_HOLE);
-		if (hole < 0)
-			return -errno;
-		ret = copy_range(src, dst, data, hole - data);
-		if (ret)
-			return ret;
-	}
-}
-
 uint64_t
 cli_file_size(int fd)
 {

@@ -71,7 +71,6 @@ void cli_warn(const struct cli_command *cmd, const char *fmt, ...)
 void cli_point_spec(const struct fl_log *log, const struct fl_point *p,
 		    char *buf, size_t len);
 /* Copy src's data into dst at the same offsets, skipping src's holes. */
-int cli_copy_sparse(int src, int dst);
 uint64_t cli_file_size(int fd);
 __attribute__((format(printf, 3, 4))) void
 cli_set_error(struct fl_error *err, enum fl_error_source source,

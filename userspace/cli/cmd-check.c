@@ -17,7 +17,7 @@ enum {
 	OPT_BASE, OPT_POINTS, OPT_STATES, OPT_MAX_REORDER, OPT_MAX_TORN,
 	OPT_MAX_STATES, OPT_FROM, OPT_JOBS, OPT_SHARD, OPT_KEEP_GOING,
 	OPT_SAVE, OPT_JSON, OPT_JUNIT, OPT_WORKDIR, OPT_QUIET,
-	OPT_TIMEOUT, OPT_RESUME, OPT_NO_ORDER_CHECK,
+	OPT_TIMEOUT, OPT_RESUME, OPT_NO_ORDER_CHECK, OPT_IMAGES,
 };
 
 static const struct cli_option check_options[] = {
@@ -54,6 +54,8 @@ static const struct cli_option check_options[] = {
 			 "skip the states REPORT (an earlier --json) has results for" },
 	[OPT_NO_ORDER_CHECK] = { "no-order-check", 0, NULL,
 				 "use a log not in durability order (states may be wrong)" },
+	[OPT_IMAGES] = { "images", 0, "MODE",
+			 "in-place (checkers only read), copy (a copy a state), or auto (default)" },
 	{ NULL },
 };
 
@@ -187,6 +189,16 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 			break;
 		case OPT_RESUME: a->resume = arg; break;
 		case OPT_NO_ORDER_CHECK: a->check_order = false; break;
+		case OPT_IMAGES:
+			if (!strcmp(arg, "auto"))
+				a->images = IMAGES_AUTO;
+			else if (!strcmp(arg, "in-place"))
+				a->images = IMAGES_IN_PLACE;
+			else if (!strcmp(arg, "copy"))
+				a->images = IMAGES_COPY;
+			else
+				cli_usage_error(cmd, "--images takes auto, in-place or copy, not '%s'", arg);
+			break;
 		}
 	}
 	if (argc - cli_operand_index() < 1)
@@ -287,9 +299,17 @@ const struct cli_command cmd_check = {
 		"file's path; exit 0 means consistent.  The environment names the state:\n"
 		"FLUSHLOG_POINT, FLUSHLOG_ENTRY, FLUSHLOG_SPEC, FLUSHLOG_KIND,\n"
 		"FLUSHLOG_MARK (for marks), FLUSHLOG_LAST_MARK, FLUSHLOG_AFTER_MARK,\n"
-		"FLUSHLOG_STATE_NAME and FLUSHLOG_STATE.  States come from one pass over the log; each is a\n"
-		"reflink or sparse copy, so a checker may write to its file (mount it,\n"
-		"replay a journal) without touching the next state.  --states epoch adds\n"
+		"FLUSHLOG_STATE_NAME and FLUSHLOG_STATE.  Each job has one image that\n"
+		"only moves forward through the log: a state costs the entries since the\n"
+		"job's last state and its own extra entries, saved before and undone\n"
+		"after its checker, whatever the image's size.  The image is sealed (a\n"
+		"fixed mtime) while the checker runs: one that writes to it anyway (a\n"
+		"mount replaying a journal) is caught, its image rebuilt from the base,\n"
+		"and with --images auto every later state gets a copy of its own (a\n"
+		"reflink or sparse copy), as with --images copy from the start; the copy\n"
+		"lets a checker write (mount it,\n"		"replay a journal) without touching the next state.  Nothing a checker\n"
+		"started may write to its image after it exits: its process group is\n"
+		"killed then.  --states epoch adds\n"
 		"the states a volatile write cache can leave between flushes (up to K\n"
 		"writes in flight or not yet flushed also on the media), --states torn\n"
 		"those with one such write there in part, --states discard the one where\n"

@@ -68,7 +68,7 @@ copy_base(int base_fd, uint64_t size, int fd, bool to_blockdev)
 		if (ret)
 			return ret;
 	}
-	return cli_copy_sparse(base_fd, fd);
+	return fl_copy_sparse(base_fd, fd);
 }
 
 /* Open the image to write; *tmp_path is set when a temporary is used. */

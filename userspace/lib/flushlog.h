@@ -248,6 +248,54 @@ int fl_state_apply(struct fl_log *log, int image_fd, const struct fl_state *s,
 int fl_state_apply_base(struct fl_log *log, int image_fd, int base_fd,
 			const struct fl_state *s, struct fl_error *err);
 
+/*
+ * State images (state-image.c): one image file that holds state after
+ * state, moving forward through the log, so that a state costs what
+ * differs from the one before rather than a copy of the image.  Enter the
+ * states in ascending base order (fl_log_states lists them so); an earlier
+ * base rebuilds the image from the base.  Entering replays up to the
+ * state's base, saves the bytes its extras cover and applies them;
+ * leaving puts those bytes back.  The image is sealed while entered: if
+ * anything wrote to it (its mtime and ctime tell), leaving rebuilds it from
+ * the base instead and returns 1.
+ */
+struct fl_state_image;
+
+/*
+ * Create the image at path (it must not exist), holding base_fd's bytes
+ * (-1: zeroes, the logged device's size); removed again by close.
+ */
+int fl_state_image_open(struct fl_log *log, const char *path, int base_fd,
+			struct fl_state_image **imp, struct fl_error *err);
+int fl_state_image_enter(struct fl_state_image *im, const struct fl_state *s,
+			 struct fl_error *err);
+/* 0: undone; 1: it had been written to, and was rebuilt; < 0: an error. */
+int fl_state_image_leave(struct fl_state_image *im, struct fl_error *err);
+/* A copy of the entered state at path, shared blocks where possible: its fd. */
+int fl_state_image_copy(struct fl_state_image *im, const char *path,
+			struct fl_error *err);
+const char *fl_state_image_path(const struct fl_state_image *im);
+/* How often the image was rebuilt from the base. */
+uint64_t fl_state_image_rebuilds(const struct fl_state_image *im);
+void fl_state_image_close(struct fl_state_image *im);
+/* Copy a file, holes kept: only src's data extents are read. */
+int fl_copy_sparse(int src, int dst);
+
+/*
+ * What a checker may need to know of a state.  Prefix: it is exactly what
+ * its point guarantees (a reordered state can fold into a plain name
+ * without being one).  Last mark: the label of the last mark among the
+ * point's entries.  After mark: the first mark logged at or after the
+ * crash, so that nothing issued after it can be in the state; a prefix
+ * state is the crash at its point, another may be a crash as late as the
+ * end of the point's epoch.  NULL where there is no such mark.
+ */
+bool fl_state_is_prefix(const struct fl_state *s, const struct fl_point *p);
+const char *fl_log_last_mark(const struct fl_log *log, uint64_t nr_applied);
+const char *fl_state_after_mark(const struct fl_log *log,
+				const struct fl_state *s,
+				const struct fl_point *p);
+
 /* Fill the image with zeroes over [offset, offset + len). */
 int fl_zero_range(int fd, uint64_t offset, uint64_t len, bool is_blockdev);
 

@@ -1189,3 +1189,41 @@ fl_state_parse(const struct fl_log *log, const char *id, struct fl_state *s,
 		return bad_state(err, id, "trailing characters");
 	return 0;
 }
+
+bool
+fl_state_is_prefix(const struct fl_state *s, const struct fl_point *p)
+{
+	return !s->nr_extra && s->torn == FL_NO_ENTRY && !s->keep_discards &&
+	       s->base == p->nr_applied;
+}
+
+const char *
+fl_log_last_mark(const struct fl_log *log, uint64_t nr_applied)
+{
+	for (uint64_t i = nr_applied; i-- > 0;)
+		if (log->entries[i].op == FLUSHLOG_OP_MARK)
+			return fl_log_label(log, i);
+	return NULL;
+}
+
+const char *
+fl_state_after_mark(const struct fl_log *log, const struct fl_state *s,
+		    const struct fl_point *p)
+{
+	const struct fl_entry *e = log->entries;
+	uint64_t n = log->info.nr_entries, i = p->nr_applied;
+
+	if (fl_state_is_prefix(s, p)) {
+		i = i ? i - 1 : 0;
+	} else {
+		/* the end of the point's epoch: its next flush or FUA */
+		while (i < n && (!(e[i].flags & FL_ENTRY_CRASH_POINT) ||
+				 e[i].op == FLUSHLOG_OP_MARK))
+			i++;
+		i++;
+	}
+	for (; i < n; i++)
+		if (e[i].op == FLUSHLOG_OP_MARK)
+			return fl_log_label(log, i);
+	return NULL;
+}
