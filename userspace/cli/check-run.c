@@ -663,43 +663,20 @@ start_one(struct check_run *run, struct fl_error *err)
 	return spawn_checker(run, s, err);
 }
 
-/*
- * The points of the wanted kinds, from --from on.  The starting position
- * is a crash point too (kind start): the point there, or where --from
- * names no point (entry:N), point 0 at that position.  chosen has room
- * for nr + 1 points.
- */
+/* The points of the wanted kinds, from --from on (fl_points_select). */
 static int
 choose_points(struct check_run *run, const struct fl_point *all, size_t nr,
 	      struct fl_point *chosen, size_t *nr_chosen)
 {
 	const struct check_args *a = run->args;
 	struct fl_error err = { 0 };
-	bool want_start = a->kinds & KIND_BIT(FL_POINT_START);
 	uint64_t first = 0;
 
 	if (a->from && fl_log_resolve_point(run->log, a->from, &first, &err)) {
 		fprintf(stderr, "flushlog check: --from: %s\n", err.msg);
 		return -EINVAL;
 	}
-	*nr_chosen = 0;
-	for (size_t i = 0; i < nr; i++) {
-		bool at_start = all[i].nr_applied == first;
-
-		if (want_start && !at_start && all[i].nr_applied > first) {
-			/* --from entry:N: no point there, so one of its own */
-			chosen[(*nr_chosen)++] = (struct fl_point) {
-				.number = 0, .kind = FL_POINT_START,
-				.nr_applied = first,
-			};
-			want_start = false;
-		}
-		if ((want_start && at_start) ||
-		    ((a->kinds & KIND_BIT(all[i].kind)) && all[i].nr_applied >= first))
-			chosen[(*nr_chosen)++] = all[i];
-		if (at_start)
-			want_start = false;
-	}
+	fl_points_select(all, nr, a->kinds, first, chosen, nr_chosen);
 	return 0;
 }
 

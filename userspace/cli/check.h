@@ -15,7 +15,7 @@
 #include "cli.h"
 
 /* A kind of crash point as a bit of check_args.kinds. */
-#define KIND_BIT(k)	(1U << (k))
+#define KIND_BIT(k)	FL_POINT_BIT(k)
 
 /* --images: where a checker's state is. */
 enum image_mode {

@@ -148,6 +148,15 @@ const char *fl_point_kind_name(enum fl_point_kind kind);
 int fl_log_points(const struct fl_log *log, struct fl_point **points,
 		  size_t *nr_points, struct fl_error *err);
 /*
+ * The points of some kinds (a mask of FL_POINT_BIT(kind)) from the
+ * position of from applied entries on.  The start is a crash point too:
+ * the point at from, or where from is no point's (entry:N), a start point
+ * of its own there (number 0).  chosen has room for nr + 1 points.
+ */
+#define FL_POINT_BIT(kind)	(1U << (kind))
+void fl_points_select(const struct fl_point *all, size_t nr, unsigned int kinds,
+		      uint64_t from, struct fl_point *chosen, size_t *nr_chosen);
+/*
  * Resolve "start", "end", "entry:N", "flush:K", "point:K" (point:0 is the
  * start) or "mark:LABEL" to a number of entries to apply.
  */

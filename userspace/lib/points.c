@@ -165,3 +165,28 @@ bad_spec:
 			    "invalid point '%s' (expected start, end, entry:N, flush:K, point:K or mark:LABEL)",
 			    spec), -EINVAL;
 }
+
+void
+fl_points_select(const struct fl_point *all, size_t nr, unsigned int kinds,
+		 uint64_t from, struct fl_point *chosen, size_t *nr_chosen)
+{
+	bool want_start = kinds & FL_POINT_BIT(FL_POINT_START);
+
+	*nr_chosen = 0;
+	for (size_t i = 0; i < nr; i++) {
+		bool at_start = all[i].nr_applied == from;
+
+		if (want_start && !at_start && all[i].nr_applied > from) {
+			chosen[(*nr_chosen)++] = (struct fl_point) {
+				.number = 0, .kind = FL_POINT_START,
+				.nr_applied = from,
+			};
+			want_start = false;
+		}
+		if ((want_start && at_start) ||
+		    ((kinds & FL_POINT_BIT(all[i].kind)) && all[i].nr_applied >= from))
+			chosen[(*nr_chosen)++] = all[i];
+		if (at_start)
+			want_start = false;
+	}
+}
