@@ -46,6 +46,7 @@ struct fl_state_image {
 	char *path;
 	/* the state entered, whose extras are on the image */
 	bool entered;
+	bool unknown;		/* a failure left the image's bytes unknown */
 	struct fl_state state;
 	struct fl_ranges touched;	/* sectors the extras may change */
 	struct saved_extent *saved;
@@ -350,11 +351,15 @@ rebuild(struct fl_state_image *im, uint64_t nr_applied, struct fl_error *err)
 {
 	int ret = reset_to_base(im);
 
+	im->unknown = true;
 	if (ret)
 		return image_error(im, err, ret, "rebuild it from the base");
 	im->rebuilds++;
 	ret = fl_replay_seek(im->replay, 0, err);
-	return ret ? ret : fl_replay_to(im->replay, nr_applied, err);
+	if (!ret)
+		ret = fl_replay_to(im->replay, nr_applied, err);
+	im->unknown = ret != 0;
+	return ret;
 }
 
 /* Put back what the extras covered: holes where there were holes. */
@@ -389,8 +394,10 @@ fl_state_image_leave(struct fl_state_image *im, struct fl_error *err)
 		return ret ? ret : 1;
 	}
 	ret = undo_extras(im);
-	if (ret)
+	if (ret) {
+		im->unknown = true;
 		return image_error(im, err, ret, "undo a state's extra entries");
+	}
 	return 0;
 }
 
@@ -410,12 +417,14 @@ fl_state_image_enter(struct fl_state_image *im, const struct fl_state *s,
 		return ret;
 	im->touched.n = 0;
 	im->nr_saved = 0;
-	if (s->base < fl_replay_position(im->replay))
+	if (im->unknown || s->base < fl_replay_position(im->replay))
 		ret = rebuild(im, s->base, err);
 	else
 		ret = fl_replay_to(im->replay, s->base, err);
-	if (ret)
+	if (ret) {
+		im->unknown = true;	/* it may have stopped midway */
 		return ret;
+	}
 	if (has_extras(s)) {
 		ret = note_touched(im, s);
 		if (!ret)
