@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -80,18 +81,26 @@ add_arg(struct self_cmd *c, const char *arg)
 	c->argv[c->argc] = NULL;
 }
 
+/* c: self, then the words up to a NULL */
+static void
+set_cmd(struct self_cmd *c, const char *self, ...)
+{
+	const char *arg;
+	va_list ap;
+
+	c->argc = 0;
+	add_arg(c, self);
+	va_start(ap, self);
+	while ((arg = va_arg(ap, const char *)))
+		add_arg(c, arg);
+	va_end(ap);
+}
+
 static void
 replay_cmd(struct self_cmd *c, const struct check_args *a, const char *self,
 	   const char *image, const char *state)
 {
-	c->argc = 0;
-	add_arg(c, self);
-	add_arg(c, "replay");
-	add_arg(c, "-q");
-	add_arg(c, "-o");
-	add_arg(c, image);
-	add_arg(c, "--state");
-	add_arg(c, state);
+	set_cmd(c, self, "replay", "-q", "-o", image, "--state", state, NULL);
 	if (a->base) {
 		add_arg(c, "--base");
 		add_arg(c, a->base);
@@ -105,14 +114,7 @@ static void
 dump_cmd(struct self_cmd *c, const struct check_args *a, const char *self,
 	 const char *from, const char *to)
 {
-	c->argc = 0;
-	add_arg(c, self);
-	add_arg(c, "dump");
-	add_arg(c, "--from");
-	add_arg(c, from);
-	add_arg(c, "--to");
-	add_arg(c, to);
-	add_arg(c, a->log_path);
+	set_cmd(c, self, "dump", "--from", from, "--to", to, a->log_path, NULL);
 }
 
 /* The command as a line of the reproducer, every word quoted. */
@@ -279,35 +281,198 @@ result_name(const struct state_result *s)
 	return s->timed_out ? "timeout" : state_failed(s) ? "fail" : "pass";
 }
 
+/* A state with a result, as its report line says it. */
+static void
+report_state_of(const struct state_result *s, struct report_state *r)
+{
+	*r = (struct report_state) {
+		.point = s->point->number,
+		.index = s->index,
+		.entry = (int64_t)s->point->nr_applied - 1,
+		.kind = fl_point_kind_name(s->point->kind),
+		.spec = s->spec,
+		.name = s->name,
+		.result = result_name(s),
+		.exit_code = s->exit_code,
+		.seconds = s->seconds,
+	};
+}
+
 /*
- * One state object a line, between a first line with the counts and a
- * last line "]}": --resume reads the state lines back.
+ * The base as shards compare it: its file name and size.  Hashing an
+ * image of gigabytes in every shard would cost more than many states, and
+ * its folder may differ from machine to machine (a copy in each home).
  */
 static void
-write_json(const struct check_run *run, FILE *out)
+base_json(FILE *out, const char *base)
+{
+	const char *name;
+	uint64_t bytes = 0;
+	int fd;
+
+	if (!base) {
+		fprintf(out, "null");
+		return;
+	}
+	fd = open(base, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		bytes = cli_file_size(fd);	/* a block device's too */
+		close(fd);
+	}
+	name = strrchr(base, '/');
+	fprintf(out, "{\"name\":");
+	json_string(out, name ? name + 1 : base);
+	fprintf(out, ",\"bytes\":%" PRIu64 "}", bytes);
+}
+
+/*
+ * What shapes the states and their verdicts besides the log (known by its
+ * digest), as a JSON object: shards run with other options must not be
+ * merged.
+ */
+static void
+options_json(FILE *out, const struct check_args *a)
+{
+	static const struct { unsigned int bit; const char *name; } models[] = {
+		{ FL_STATES_PREFIX, "prefix" }, { FL_STATES_EPOCH, "epoch" },
+		{ FL_STATES_TORN, "torn" }, { FL_STATES_DISCARD, "discard" },
+	};
+	const char *sep = "";
+
+	fprintf(out, "{\"base\":");
+	base_json(out, a->base);
+	fprintf(out, ",\"points\":\"");
+	for (int k = FL_POINT_START; k <= FL_POINT_END; k++) {
+		if (a->kinds & KIND_BIT(k)) {
+			fprintf(out, "%s%s", sep, fl_point_kind_name(k));
+			sep = ",";
+		}
+	}
+	fprintf(out, "\",\"from\":");
+	if (a->from)
+		json_string(out, a->from);
+	else
+		fprintf(out, "null");
+	fprintf(out, ",\"models\":\"");
+	sep = "";
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+		if (a->states.models & models[i].bit) {
+			fprintf(out, "%s%s", sep, models[i].name);
+			sep = ",";
+		}
+	}
+	fprintf(out, "\",\"max_reorder\":%u,\"max_torn\":%u,\"max_states\":%" PRIu64 ",\"timeout\":%u,\"order_check\":%s}",
+		a->states.max_reorder, a->states.max_torn,
+		a->states.max_states, a->timeout,
+		a->check_order ? "true" : "false");
+}
+
+/* The checker's argv as a JSON array, {} as given. */
+static void
+checker_json(FILE *out, const struct check_args *a)
+{
+	fputc('[', out);
+	for (int i = 0; i < a->cmd_argc; i++) {
+		if (i)
+			fputc(',', out);
+		json_string(out, a->cmd[i]);
+	}
+	fputc(']', out);
+}
+
+/*
+ * The first line: the fields before "shard" are those of reports before
+ * sharding could be merged, and keep their order.
+ */
+void
+report_json_head(FILE *out, const struct report_head *h)
 {
 	fprintf(out, "{\"log\":");
-	json_string(out, run->args->log_path);
-	fprintf(out, ",\"entries\":%" PRIu64 ",\"plan\":\"%016" PRIx64 "\",\"finished\":%s,\"checked\":%zu,\"passed\":%zu,\"failed\":%zu,\"timeouts\":%zu,\"states\":[",
-		fl_log_info(run->log)->nr_entries, run->plan,
-		run->finished ? "true" : "false", run->done,
-		run->done - run->failed, run->failed, run->timeouts);
-	for (size_t i = 0, n = 0; i < run->nr_states; i++) {
-		const struct state_result *s = &run->states[i];
+	json_string(out, h->log_path);
+	fprintf(out, ",\"entries\":%" PRIu64 ",\"plan\":\"%016" PRIx64 "\",\"finished\":%s,\"checked\":%zu,\"passed\":%zu,\"failed\":%zu,\"timeouts\":%zu",
+		h->entries, h->plan, h->finished ? "true" : "false",
+		h->checked, h->checked - h->failed, h->failed, h->timeouts);
+	fprintf(out, ",\"shard\":\"%u/%u\",\"planned\":%zu,\"plan_all\":\"%016" PRIx64 "\",\"log_digest\":\"%016" PRIx64 "\",\"options\":%s,\"checker\":%s,\"states\":[",
+		h->shard_k, h->shard_n, h->planned, h->plan_all,
+		h->log_digest, h->options, h->checker);
+}
 
-		if (s->exit_code < 0)
-			continue;
-		fprintf(out, "%s\n{\"point\":%" PRIu64 ",\"kind\":\"%s\",\"entry\":%" PRId64 ",\"spec\":",
-			n++ ? "," : "", s->point->number,
-			fl_point_kind_name(s->point->kind),
-			(int64_t)s->point->nr_applied - 1);
-		json_string(out, s->spec);
-		fprintf(out, ",\"state\":");
-		json_string(out, s->name);
-		fprintf(out, ",\"result\":\"%s\",\"exit\":%d,\"seconds\":%.3f}",
-			result_name(s), s->exit_code, s->seconds);
-	}
+/* One state object a line: --resume and merge read them back. */
+void
+report_json_state(FILE *out, const struct report_state *r, bool first)
+{
+	fprintf(out, "%s\n{\"point\":%" PRIu64 ",\"kind\":", first ? "" : ",",
+		r->point);
+	json_string(out, r->kind);
+	fprintf(out, ",\"entry\":%" PRId64 ",\"spec\":", r->entry);
+	json_string(out, r->spec);
+	fprintf(out, ",\"state\":");
+	json_string(out, r->name);
+	fprintf(out, ",\"result\":");
+	json_string(out, r->result);
+	fprintf(out, ",\"exit\":%d,\"seconds\":%.3f,\"index\":%" PRIu64 "}",
+		r->exit_code, r->seconds, r->index);
+}
+
+void
+report_json_end(FILE *out)
+{
 	fprintf(out, "\n]}\n");
+}
+
+/* One line with the counts and what the run was, one line a state. */
+static int
+write_json(FILE *out, const void *ctx)
+{
+	const struct check_run *run = ctx;
+	const struct check_args *a = run->args;
+	struct report_head h = {
+		.log_path = a->log_path,
+		.entries = fl_log_info(run->log)->nr_entries,
+		.plan = run->plan,
+		.finished = run->finished,
+		.checked = run->done,
+		.failed = run->failed,
+		.timeouts = run->timeouts,
+		.shard_k = a->shard_k,
+		.shard_n = a->shard_n,
+		.planned = run->planned,
+		.plan_all = run->plan_all,
+		.log_digest = run->log_digest,
+	};
+	char *options = NULL, *checker = NULL;
+	size_t len;
+	FILE *f;
+	int ret = -1;
+
+	f = open_memstream(&options, &len);
+	if (f) {
+		options_json(f, a);
+		fclose(f);
+	}
+	f = open_memstream(&checker, &len);
+	if (f) {
+		checker_json(f, a);
+		fclose(f);
+	}
+	if (options && checker) {
+		h.options = options;
+		h.checker = checker;
+		report_json_head(out, &h);
+		for (size_t i = 0, n = 0; i < run->nr_states; i++) {
+			struct report_state r;
+
+			if (run->states[i].exit_code < 0)
+				continue;
+			report_state_of(&run->states[i], &r);
+			report_json_state(out, &r, !n++);
+		}
+		report_json_end(out);
+		ret = 0;
+	}
+	free(options);
+	free(checker);
+	return ret;
 }
 
 /* The start of a checker's output, for a report. */
@@ -326,52 +491,73 @@ xml_file_head(FILE *out, const char *path)
 	cli_xml_text(out, buf);
 }
 
-static void
-write_junit(const struct check_run *run, FILE *out)
+void
+report_junit_head(FILE *out, size_t tests, size_t failures)
 {
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	fprintf(out, "<testsuite name=\"flushlog check\" tests=\"%zu\" failures=\"%zu\">\n",
-		run->done, run->failed);
-	for (size_t i = 0; i < run->nr_states; i++) {
-		const struct state_result *s = &run->states[i];
+		tests, failures);
+}
 
-		if (s->exit_code < 0)
-			continue;
-		fprintf(out, "  <testcase classname=\"");
-		cli_xml_text(out, run->args->log_path);
-		fprintf(out, "\" name=\"point:%" PRIu64 " ", s->point->number);
-		cli_xml_text(out, s->spec);
-		fprintf(out, " state:%s", s->name);
-		fprintf(out, "\" time=\"%.3f\"", s->seconds);
-		if (state_passed(s)) {
-			fprintf(out, "/>\n");
-			continue;
-		}
-		if (s->timed_out)
-			fprintf(out, ">\n    <failure type=\"timeout\" message=\"timed out: killed after %.0f s\">",
-				s->seconds);
-		else
-			fprintf(out, ">\n    <failure message=\"checker exited %d\">",
-				s->exit_code);
-		if (!s->carried)
-			xml_file_head(out, s->output);
-		fprintf(out, "</failure>\n  </testcase>\n");
+void
+report_junit_state(FILE *out, const char *log_path,
+		   const struct report_state *r, const char *output)
+{
+	fprintf(out, "  <testcase classname=\"");
+	cli_xml_text(out, log_path);
+	fprintf(out, "\" name=\"point:%" PRIu64 " ", r->point);
+	cli_xml_text(out, r->spec);
+	fprintf(out, " state:");
+	cli_xml_text(out, r->name);
+	fprintf(out, "\" time=\"%.3f\"", r->seconds);
+	if (!report_state_failed(r)) {
+		fprintf(out, "/>\n");
+		return;
 	}
+	if (!strcmp(r->result, "timeout"))
+		fprintf(out, ">\n    <failure type=\"timeout\" message=\"timed out: killed after %.0f s\">",
+			r->seconds);
+	else
+		fprintf(out, ">\n    <failure message=\"checker exited %d\">",
+			r->exit_code);
+	xml_file_head(out, output);
+	fprintf(out, "</failure>\n  </testcase>\n");
+}
+
+void
+report_junit_end(FILE *out)
+{
 	fprintf(out, "</testsuite>\n");
 }
 
-/*
- * Write a report under a temporary name beside path, then rename it: a
- * run killed at any moment leaves the last whole report.
- */
 static int
-write_report(const char *path, void (*fn)(const struct check_run *, FILE *),
-	     const struct check_run *run)
+write_junit(FILE *out, const void *ctx)
+{
+	const struct check_run *run = ctx;
+
+	report_junit_head(out, run->done, run->failed);
+	for (size_t i = 0; i < run->nr_states; i++) {
+		const struct state_result *s = &run->states[i];
+		struct report_state r;
+
+		if (s->exit_code < 0)
+			continue;
+		report_state_of(s, &r);
+		report_junit_state(out, run->args->log_path, &r,
+				   s->carried ? NULL : s->output);
+	}
+	report_junit_end(out);
+	return 0;
+}
+
+int
+write_report(const char *who, const char *path,
+	     int (*fn)(FILE *out, const void *ctx), const void *ctx)
 {
 	mode_t mask = umask(0);
 	char *tmp;
 	FILE *f;
-	int fd;
+	int fd, ret;
 
 	umask(mask);
 	if (asprintf(&tmp, "%s.tmp-XXXXXX", path) < 0)
@@ -379,7 +565,7 @@ write_report(const char *path, void (*fn)(const struct check_run *, FILE *),
 	fd = mkostemp(tmp, O_CLOEXEC);
 	f = fd < 0 ? NULL : fdopen(fd, "w");
 	if (!f) {
-		fprintf(stderr, "flushlog check: cannot write '%s': %s\n", path,
+		fprintf(stderr, "flushlog %s: cannot write '%s': %s\n", who, path,
 			strerror(errno));
 		if (fd >= 0) {
 			close(fd);
@@ -389,9 +575,11 @@ write_report(const char *path, void (*fn)(const struct check_run *, FILE *),
 		return -1;
 	}
 	fchmod(fd, 0666 & ~mask);
-	fn(run, f);
-	if (fclose(f) || rename(tmp, path)) {
-		fprintf(stderr, "flushlog check: cannot write '%s': %s\n", path,
+	ret = fn(f, ctx);
+	if (fclose(f))
+		ret = -1;
+	if (ret || rename(tmp, path)) {
+		fprintf(stderr, "flushlog %s: cannot write '%s': %s\n", who, path,
 			strerror(errno));
 		unlink(tmp);
 		free(tmp);
@@ -408,11 +596,295 @@ save_reports(struct check_run *run)
 	const struct check_args *a = run->args;
 
 	if (!run->report_error &&
-	    ((a->json && write_report(a->json, write_json, run)) ||
-	     (a->junit && write_report(a->junit, write_junit, run))))
+	    ((a->json && write_report("check", a->json, write_json, run)) ||
+	     (a->junit && write_report("check", a->junit, write_junit, run))))
 		run->report_error = true;
 	run->reports_dirty = false;
 	run->reports_saved = now_seconds();
+}
+
+/*
+ * Reading a report back.  Its lines are JSON objects (the first one cut
+ * short after "states":[) with no white space between tokens, as the
+ * writers above put them; a line is parsed in place, its values ended
+ * with NULs where the commas were.
+ */
+
+/* Past the string at at, its opening quote; NULL if it does not end. */
+static char *
+json_skip_string(char *at)
+{
+	for (at++; *at != '"'; at++) {
+		if (!*at || *at == '\n')
+			return NULL;
+		if (*at == '\\' && (!at[1] || at[1] == '\n'))
+			return NULL;
+		if (*at == '\\')
+			at++;
+	}
+	return at + 1;
+}
+
+/*
+ * Past the value at at: a string, an object or array with whatever they
+ * hold, or anything else up to the next , } or ]; NULL if it does not end
+ * on the line.
+ */
+static char *
+json_skip(char *at)
+{
+	int depth = 0;
+
+	do {
+		if (*at == '"') {
+			at = json_skip_string(at);
+			if (!at)
+				return NULL;
+		} else if (*at == '{' || *at == '[') {
+			depth++;
+			at++;
+		} else if (*at == '}' || *at == ']') {
+			if (!depth--)
+				return NULL;
+			at++;
+		} else if (!*at || *at == '\n') {
+			return NULL;
+		} else if (depth) {
+			at++;
+		} else {
+			at += strcspn(at, ",}]\n");
+		}
+	} while (depth);
+	return at;
+}
+
+struct json_member {
+	const char *key;
+	char *value;		/* its JSON text */
+};
+
+#define MAX_MEMBERS	32
+
+/*
+ * The members of the object the line starts with, up to the first value
+ * that does not end on the line; keys are written with no escape.
+ */
+static size_t
+json_members(char *line, struct json_member *m)
+{
+	char *at = line, *end;
+	size_t n = 0;
+
+	if (*at++ != '{')
+		return 0;
+	while (n < MAX_MEMBERS && *at == '"') {
+		end = json_skip_string(at);
+		if (!end || *end != ':')
+			break;
+		end[-1] = '\0';
+		m[n].key = at + 1;
+		at = end + 1;
+		end = json_skip(at);
+		if (!end)
+			break;
+		m[n++].value = at;
+		if (*end != ',') {
+			*end = '\0';
+			break;
+		}
+		*end = '\0';
+		at = end + 1;
+	}
+	return n;
+}
+
+static char *
+json_get(const struct json_member *m, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(m[i].key, key))
+			return m[i].value;
+	return NULL;
+}
+
+static int
+hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' :
+	       c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/*
+ * A string value, decoded in place: json_string() escapes a quote and a
+ * backslash, and writes any other byte outside printable ASCII as \u00XX.
+ */
+static bool
+get_string(const struct json_member *m, size_t n, const char *key,
+	   const char **out)
+{
+	char *at = json_get(m, n, key), *to;
+
+	if (!at || *at != '"')
+		return false;
+	*out = to = at;
+	for (at++; *at != '"'; at++) {
+		if (*at == '\\' && at[1] == 'u' && at[2] == '0' && at[3] == '0' &&
+		    hex_digit(at[4]) >= 0 && hex_digit(at[5]) >= 0 &&
+		    (at[4] != '0' || at[5] != '0')) {
+			*to++ = (char)(hex_digit(at[4]) << 4 | hex_digit(at[5]));
+			at += 5;
+			continue;
+		}
+		if (*at == '\\' && at[1] != '"' && at[1] != '\\' && at[1] != '/')
+			return false;
+		if (*at == '\\')
+			at++;
+		*to++ = *at;
+	}
+	*to = '\0';
+	return true;
+}
+
+static bool
+get_u64(const struct json_member *m, size_t n, const char *key, uint64_t *out)
+{
+	const char *at = json_get(m, n, key);
+	char *end;
+
+	if (!at || *at < '0' || *at > '9')
+		return false;
+	errno = 0;
+	*out = strtoull(at, &end, 10);
+	return !errno && !*end;
+}
+
+static bool
+get_size(const struct json_member *m, size_t n, const char *key, size_t *out)
+{
+	uint64_t v;
+
+	if (!get_u64(m, n, key, &v) || v > SIZE_MAX)
+		return false;
+	*out = (size_t)v;
+	return true;
+}
+
+/* A digest: 16 hex digits in quotes. */
+static bool
+get_digest(const struct json_member *m, size_t n, const char *key,
+	   uint64_t *out)
+{
+	const char *at = json_get(m, n, key);
+	char *end;
+
+	if (!at || strlen(at) != 18 || at[0] != '"' || at[17] != '"' ||
+	    strspn(at + 1, "0123456789abcdef") != 16)
+		return false;
+	*out = strtoull(at + 1, &end, 16);
+	return true;
+}
+
+static bool
+get_bool(const struct json_member *m, size_t n, const char *key, bool *out)
+{
+	const char *at = json_get(m, n, key);
+
+	if (!at || (strcmp(at, "true") && strcmp(at, "false")))
+		return false;
+	*out = !strcmp(at, "true");
+	return true;
+}
+
+/* The JSON text of an object or array value. */
+static bool
+get_json(const struct json_member *m, size_t n, const char *key, char open,
+	 const char **out)
+{
+	*out = json_get(m, n, key);
+	return *out && **out == open;
+}
+
+/* The fields that reports have had since shards could be merged. */
+static int
+parse_shard_fields(const struct json_member *m, size_t n,
+		   struct report_head *h)
+{
+	const char *shard;
+	int len = 0;
+
+	if (!get_string(m, n, "shard", &shard) ||
+	    sscanf(shard, "%u/%u%n", &h->shard_k, &h->shard_n, &len) != 2 ||
+	    shard[len] || !h->shard_n || h->shard_k >= h->shard_n ||
+	    !get_size(m, n, "planned", &h->planned) ||
+	    !get_digest(m, n, "plan_all", &h->plan_all) ||
+	    !get_digest(m, n, "log_digest", &h->log_digest) ||
+	    !get_json(m, n, "options", '{', &h->options) ||
+	    !get_json(m, n, "checker", '[', &h->checker))
+		return -EINVAL;
+	return 0;
+}
+
+/* -EINVAL if the line is not a report's first line. */
+int
+report_parse_head(char *line, struct report_head *h)
+{
+	struct json_member m[MAX_MEMBERS];
+	size_t n = json_members(line, m), passed;
+
+	*h = (struct report_head) { 0 };
+	if (!n || strcmp(m[0].key, "log") ||
+	    !get_string(m, n, "log", &h->log_path) ||
+	    !get_u64(m, n, "entries", &h->entries) ||
+	    !get_digest(m, n, "plan", &h->plan) ||
+	    !get_bool(m, n, "finished", &h->finished) ||
+	    !get_size(m, n, "checked", &h->checked) ||
+	    !get_size(m, n, "passed", &passed) ||
+	    !get_size(m, n, "failed", &h->failed) ||
+	    !get_size(m, n, "timeouts", &h->timeouts) ||
+	    passed + h->failed != h->checked || h->timeouts > h->failed)
+		return -EINVAL;
+	if (!json_get(m, n, "shard"))
+		return 0;	/* an older report */
+	return parse_shard_fields(m, n, h);
+}
+
+/* -EINVAL if the line is not a report's state line. */
+int
+report_parse_state(char *line, struct report_state *r)
+{
+	struct json_member m[MAX_MEMBERS];
+	size_t n = json_members(line, m);
+	const char *entry;
+	uint64_t exit_code;
+	char *end;
+
+	*r = (struct report_state) { .index = NO_INDEX };
+	if (!n || strcmp(m[0].key, "point") ||
+	    !get_u64(m, n, "point", &r->point) ||
+	    !get_string(m, n, "kind", &r->kind) ||
+	    !(entry = json_get(m, n, "entry")) ||
+	    !get_string(m, n, "spec", &r->spec) ||
+	    !get_string(m, n, "state", &r->name) ||
+	    !get_string(m, n, "result", &r->result) ||
+	    !get_u64(m, n, "exit", &exit_code) || exit_code > 255 ||
+	    !json_get(m, n, "seconds") ||
+	    (json_get(m, n, "index") && !get_u64(m, n, "index", &r->index)))
+		return -EINVAL;
+	errno = 0;
+	r->entry = strtoll(entry, &end, 10);
+	if (errno || *end || end == entry || r->entry < -1)
+		return -EINVAL;
+	r->seconds = strtod(json_get(m, n, "seconds"), &end);
+	if (*end || r->seconds < 0)
+		return -EINVAL;
+	r->exit_code = (int)exit_code;
+	/* the verdict and the exit status must agree */
+	if (!strcmp(r->result, "pass"))
+		return exit_code ? -EINVAL : 0;
+	if (!strcmp(r->result, "fail"))
+		return exit_code ? 0 : -EINVAL;
+	return strcmp(r->result, "timeout") ? -EINVAL : 0;
 }
 
 /*
@@ -429,83 +901,32 @@ by_point_and_name(const void *x, const void *y)
 	return strcmp((*a)->name, (*b)->name);
 }
 
-/*
- * In a report's line, the value after "key": a string up to its closing
- * quote (a state name holds commas), or a number up to the next , or }.
- */
-static bool
-json_field(const char *line, const char *key, char *buf, size_t len)
-{
-	char pattern[32];
-	const char *at;
-	size_t n = 0;
-
-	snprintf(pattern, sizeof(pattern), "\"%s\":", key);
-	at = strstr(line, pattern);
-	if (!at)
-		return false;
-	at += strlen(pattern);
-	if (*at != '"') {
-		n = strcspn(at, ",}");
-		if (n >= len)
-			return false;
-		memcpy(buf, at, n);
-		buf[n] = '\0';
-		return true;
-	}
-	for (at++; *at != '"'; at++) {
-		if (*at == '\\' && (at[1] == '"' || at[1] == '\\' || at[1] == '/'))
-			at++;
-		else if (!*at || *at == '\\')
-			return false;	/* write_json() writes no other escape here */
-		if (n + 1 >= len)
-			return false;
-		buf[n++] = *at;
-	}
-	buf[n] = '\0';
-	return true;
-}
-
 /* A state line of a report into the state it names; -EINVAL if bad. */
 static int
-carry_result(struct check_run *run, struct state_result **index,
-	     const char *line)
+carry_result(struct check_run *run, struct state_result **index, char *line)
 {
-	char name[FL_STATE_NAME_MAX], result[16], code[16], secs[32], point[24], *end;
 	struct state_result key, *k = &key, **found, *s;
 	struct fl_point key_point = { 0 };
-	long exit_code;
+	struct report_state r;
 
-	if (!json_field(line, "point", point, sizeof(point)) ||
-	    !json_field(line, "state", name, sizeof(name)) ||
-	    !json_field(line, "result", result, sizeof(result)) ||
-	    !json_field(line, "exit", code, sizeof(code)) ||
-	    !json_field(line, "seconds", secs, sizeof(secs)))
+	if (report_parse_state(line, &r))
 		return -EINVAL;
-	exit_code = strtol(code, &end, 10);
-	if (*end || exit_code < 0 || exit_code > 255 ||
-	    (!strcmp(result, "pass") && exit_code) ||
-	    (!strcmp(result, "fail") && !exit_code) ||
-	    (strcmp(result, "pass") && strcmp(result, "fail") &&
-	     strcmp(result, "timeout")))
-		return -EINVAL;
-	key_point.number = strtoull(point, &end, 10);
-	if (*end)
-		return -EINVAL;
+	key_point.number = r.point;
 	key.point = &key_point;
-	snprintf(key.name, sizeof(key.name), "%s", name);
+	if (snprintf(key.name, sizeof(key.name), "%s", r.name) >= (int)sizeof(key.name))
+		return -EINVAL;
 	found = bsearch(&k, index, run->nr_states, sizeof(*index), by_point_and_name);
 	if (!found) {
-		fprintf(stderr, "flushlog check: --resume: the report has state %s at point %s, which this check does not plan (another log, or other options?)\n",
-			name, point);
+		fprintf(stderr, "flushlog check: --resume: the report has state %s at point %" PRIu64 ", which this check does not plan (another log, or other options?)\n",
+			r.name, r.point);
 		return -ENOENT;
 	}
 	s = *found;
 	if (s->exit_code >= 0)
 		return 0;
-	s->exit_code = (int)exit_code;
-	s->seconds = strtod(secs, NULL);
-	s->timed_out = !strcmp(result, "timeout");
+	s->exit_code = r.exit_code;
+	s->seconds = r.seconds;
+	s->timed_out = !strcmp(r.result, "timeout");
 	s->carried = true;
 	run->done++;
 	run->carried++;
@@ -518,17 +939,15 @@ carry_result(struct check_run *run, struct state_result **index,
 
 /* A report's first line must be of this log and this plan of states. */
 static int
-same_plan(const struct check_run *run, const char *line)
+same_plan(const struct check_run *run, char *line)
 {
-	char plan[32], want[32];
+	struct report_head h;
 
-	if (strncmp(line, "{\"log\":", 7) ||
-	    !json_field(line, "plan", plan, sizeof(plan)))
+	if (report_parse_head(line, &h))
 		return -EINVAL;
-	snprintf(want, sizeof(want), "%016" PRIx64, run->plan);
-	if (strcmp(plan, want)) {
-		fprintf(stderr, "flushlog check: --resume: '%s' is a report of another log or of other options (plan %s, this check %s)\n",
-			run->args->resume, plan, want);
+	if (h.plan != run->plan) {
+		fprintf(stderr, "flushlog check: --resume: '%s' is a report of another log or of other options (plan %016" PRIx64 ", this check %016" PRIx64 ")\n",
+			run->args->resume, h.plan, run->plan);
 		return -ENOENT;
 	}
 	return 0;
@@ -585,23 +1004,46 @@ load_resume(struct check_run *run)
 }
 
 void
-summarise(const struct check_run *run, const char *self)
+report_print_head(void)
 {
 	printf("%8s %-6s %10s %-24s %-24s %s\n", "point", "kind", "entry",
 	       "spec", "state", "result");
+}
+
+/* note: what follows the result, such as where it comes from */
+void
+report_print_failure(const struct report_state *r, const char *note)
+{
+	printf("%8" PRIu64 " %-6s %10" PRId64 " %-24s %-24s ", r->point,
+	       r->kind, r->entry, r->spec, r->name);
+	if (!strcmp(r->result, "timeout"))
+		printf("TIMEOUT (killed after %.0f s)", r->seconds);
+	else
+		printf("FAIL (exit %d)", r->exit_code);
+	printf("%s\n", note);
+}
+
+void
+report_print_totals(size_t checked, size_t failed, size_t timeouts)
+{
+	printf("%zu states checked: %zu passed, %zu failed", checked,
+	       checked - failed, failed);
+	if (timeouts)
+		printf(" (%zu timed out)", timeouts);
+}
+
+void
+summarise(const struct check_run *run, const char *self)
+{
+	report_print_head();
 	for (size_t i = 0; i < run->nr_states; i++) {
 		const struct state_result *s = &run->states[i];
+		struct report_state r;
 
 		if (!state_failed(s))
 			continue;
-		printf("%8" PRIu64 " %-6s %10" PRId64 " %-24s %-24s ",
-		       s->point->number, fl_point_kind_name(s->point->kind),
-		       (int64_t)s->point->nr_applied - 1, s->spec, s->name);
-		if (s->timed_out)
-			printf("TIMEOUT (killed after %.0f s)", s->seconds);
-		else
-			printf("FAIL (exit %d)", s->exit_code);
-		printf("%s\n", s->carried ? " (from --resume)" : "");
+		report_state_of(s, &r);
+		report_print_failure(&r, s->carried ? " (from --resume)" : "");
 		if (s->carried)
 			continue;
 		if (run->args->save_dir)
@@ -609,10 +1051,7 @@ summarise(const struct check_run *run, const char *self)
 		else if (s->output)
 			unlink(s->output);
 	}
-	printf("%zu states checked: %zu passed, %zu failed", run->done,
-	       run->done - run->failed, run->failed);
-	if (run->timeouts)
-		printf(" (%zu timed out)", run->timeouts);
+	report_print_totals(run->done, run->failed, run->timeouts);
 	if (run->carried)
 		printf(", %zu of them from '%s'", run->carried, run->args->resume);
 	printf("%s\n", run->done < run->nr_states ?

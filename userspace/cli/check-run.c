@@ -708,25 +708,32 @@ fnv1a(uint64_t h, const void *data, size_t len)
 }
 
 /*
- * What --resume compares: the log's entries and this run's states (shard,
- * points and models included), so that a report of another log or other
- * options is refused rather than its results carried over.
+ * What --resume compares, and flushlog merge: a plan is the digest of the
+ * log's entries (the log digest) and then of the names of the states
+ * planned, so that a report of another log or other options is refused
+ * rather than its results carried over.  A shard's plan has its own
+ * states; plan_all has every shard's, the plan of a run with no --shard,
+ * which merge can compute from the shards' reports alone.
  */
 static uint64_t
-plan_digest(const struct check_run *run)
+log_digest(const struct fl_log *log)
 {
-	const struct fl_entry *e = fl_log_entries(run->log);
+	const struct fl_entry *e = fl_log_entries(log);
 	uint64_t h = 1469598103934665603ULL;
 
-	for (uint64_t i = 0; i < fl_log_info(run->log)->nr_entries; i++) {
+	for (uint64_t i = 0; i < fl_log_info(log)->nr_entries; i++) {
 		uint64_t f[5] = { e[i].sector, e[i].nr_sectors, e[i].op,
 				  e[i].flags, e[i].data_crc };
 
 		h = fnv1a(h, f, sizeof(f));
 	}
-	for (size_t i = 0; i < run->nr_states; i++)
-		h = fnv1a(h, run->states[i].name, strlen(run->states[i].name) + 1);
 	return h;
+}
+
+uint64_t
+plan_add_state(uint64_t plan, const char *name)
+{
+	return fnv1a(plan, name, strlen(name) + 1);
 }
 
 /*
@@ -775,21 +782,27 @@ choose_states(struct check_run *run, struct fl_point **points)
 	       a->states.max_states && candidates > a->states.max_states ?
 	       ", sampled" : "");
 	fflush(stdout);
+	run->log_digest = log_digest(run->log);
+	run->plan = run->plan_all = run->log_digest;
+	run->planned = nr_states;
 	for (size_t i = 0; i < nr_states; i++) {
+		char name[FL_STATE_NAME_MAX];
 		struct state_result *s;
 
+		fl_state_name(&states[i], name, sizeof(name));
+		run->plan_all = plan_add_state(run->plan_all, name);
 		if (k++ % a->shard_n != a->shard_k)
 			continue;
 		s = &run->states[run->nr_states++];
 		s->st = states[i];
 		s->point = point_numbered(*points, nr_chosen, states[i].point);
 		s->exit_code = -1;
-		fl_state_name(&s->st, s->name, sizeof(s->name));
+		memcpy(s->name, name, sizeof(name));
 		cli_point_spec(run->log, s->point, s->spec, sizeof(s->spec));
 		s->index = i;
+		run->plan = plan_add_state(run->plan, s->name);
 	}
 	free(states);
-	run->plan = plan_digest(run);
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #define FLUSHLOG_CHECK_H
 
 #include <limits.h>
+#include <string.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -101,6 +102,9 @@ struct check_run {
 	bool reports_dirty, report_error;
 	double reports_saved;	/* when the reports were last written */
 	uint64_t plan;		/* digest of the log and the planned states */
+	uint64_t plan_all;	/* the same of every shard's states together */
+	uint64_t log_digest;	/* of the log alone: where a plan starts */
+	size_t planned;		/* the states of every shard */
 	int work_fd;		/* the private work folder, or -1 */
 	struct job_slot *slots;	/* args->jobs of them */
 	int base_fd;		/* --base, or -1 */
@@ -129,6 +133,8 @@ void release_signals(struct check_run *run);
 int choose_states(struct check_run *run, struct fl_point **points);
 /* Run the checker on every planned state that has no result yet. */
 int run_states(struct check_run *run, struct fl_error *err);
+/* A plan (or a log digest) with one more planned state, by its name. */
+uint64_t plan_add_state(uint64_t plan, const char *name);
 /* CLOCK_MONOTONIC, in seconds. */
 double now_seconds(void);
 /* arg with its first {} replaced by image, allocated; NULL if out of memory. */
@@ -137,7 +143,70 @@ char *replace_braces(const char *arg, const char *image);
 void state_env(const struct check_run *run, const struct state_result *s,
 	       const char *image, env_fn set, void *ctx);
 
-/* check-report.c */
+/* check-report.c: the reports of check, which merge reads and writes too */
+
+/*
+ * A report's first line: which run it is of and how far it got.  Reports
+ * of older versions have no shard fields: shard_n is 0 when read back.
+ */
+struct report_head {
+	const char *log_path;
+	uint64_t entries;
+	uint64_t plan;		/* the log and the states this report plans */
+	bool finished;		/* each of them has a result */
+	size_t checked, failed, timeouts;
+	unsigned int shard_k, shard_n;
+	size_t planned;		/* the states of every shard */
+	uint64_t plan_all;	/* the log and the states of every shard */
+	uint64_t log_digest;	/* the log alone: where a plan starts */
+	const char *options;	/* JSON object: what shapes states and verdicts */
+	const char *checker;	/* JSON array: the checker's argv, {} in it */
+};
+
+/* One state's line of a report. */
+struct report_state {
+	uint64_t point;
+	uint64_t index;		/* among every shard's states; or NO_INDEX */
+	int64_t entry;		/* the last entry its point applies, -1: none */
+	const char *kind, *spec, *name;
+	const char *result;	/* pass, fail or timeout */
+	int exit_code;
+	double seconds;
+};
+
+/* A state line of an older report, which did not number the states. */
+#define NO_INDEX	UINT64_MAX
+
+/* A timeout is a failure too. */
+static inline bool
+report_state_failed(const struct report_state *r)
+{
+	return strcmp(r->result, "pass");
+}
+
+/*
+ * Write to path through a temporary file renamed over it, so that a run
+ * killed at any moment leaves the last whole report; fn returns non-zero
+ * if it could not write everything.  who names the command in messages.
+ */
+int write_report(const char *who, const char *path,
+		 int (*fn)(FILE *out, const void *ctx), const void *ctx);
+void report_json_head(FILE *out, const struct report_head *h);
+void report_json_state(FILE *out, const struct report_state *r, bool first);
+void report_json_end(FILE *out);
+void report_junit_head(FILE *out, size_t tests, size_t failures);
+/* output: the checker's output, whose start goes in a failure, or NULL */
+void report_junit_state(FILE *out, const char *log_path,
+			const struct report_state *r, const char *output);
+void report_junit_end(FILE *out);
+/* Parse a line read from a report in place: its strings point into it. */
+int report_parse_head(char *line, struct report_head *h);
+int report_parse_state(char *line, struct report_state *r);
+/* The summary's table: its head, and a failed state's row. */
+void report_print_head(void);
+void report_print_failure(const struct report_state *r, const char *note);
+/* "N states checked: N passed, N failed", with no newline. */
+void report_print_totals(size_t checked, size_t failed, size_t timeouts);
 
 /* Rewrite the --json and --junit reports as they stand. */
 void save_reports(struct check_run *run);

@@ -37,7 +37,7 @@ struct cli_command {
 };
 
 extern const struct cli_command cmd_info, cmd_dump, cmd_points, cmd_replay,
-	cmd_check, cmd_plot;
+	cmd_check, cmd_merge, cmd_plot;
 
 /*
  * Next option of argv: its index in cmd->options, or -1 at the end of the

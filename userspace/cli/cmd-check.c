@@ -37,7 +37,7 @@ static const struct cli_option check_options[] = {
 		       "skip the points before POINT (e.g. a mark after mkfs)" },
 	[OPT_JOBS] = { "jobs", 'j', "N", "run N checkers at once (default 1)" },
 	[OPT_SHARD] = { "shard", 0, "K/N",
-			"check only the chosen states i with i % N == K" },
+			"check only the chosen states i with i % N == K (see merge)" },
 	[OPT_KEEP_GOING] = { "keep-going", 'k', NULL,
 			     "go on after a failing state" },
 	[OPT_SAVE] = { "save-failures", 's', "DIR",
@@ -265,7 +265,10 @@ run_check(const struct cli_command *cmd, int argc, char **argv)
 		fl_log_close(run.log);
 		return ret == -EINVAL ? EXIT_USAGE : EXIT_FAILED;
 	}
-	if (!run.nr_states)
+	if (!run.nr_states && run.planned)
+		cli_warn(cmd, "no state in shard %u/%u: the run has %zu", a.shard_k,
+			 a.shard_n, run.planned);
+	else if (!run.nr_states)
 		cli_warn(cmd, "no state to check: no crash point of the chosen kinds%s",
 			 a.from ? " from --from on" : "");
 	ret = run_states(&run, &err);
@@ -337,7 +340,8 @@ const struct cli_command cmd_check = {
 		"  flushlog check -j 2 -k --save-failures fails --junit check.xml log.img -- ./fsck-state {}\n"
 		"  flushlog check --states epoch,torn -K 1 --max-states 2000 log.img -- ./fsck-state {}\n"
 		"  # 8 machines, one shard each (Slurm array, K = $SLURM_ARRAY_TASK_ID):\n"
-		"  flushlog check --shard $SLURM_ARRAY_TASK_ID/8 --json shard.json log.img -- ./check {}",
+		"  flushlog check -k --shard $SLURM_ARRAY_TASK_ID/8 --json shard-$SLURM_ARRAY_TASK_ID.json log.img -- ./check {}\n"
+		"  flushlog merge --json report.json shard-*.json     # when all 8 are done",
 	.options = check_options,
 	.run = run_check,
 };

@@ -14,7 +14,7 @@
 
 static const struct cli_command *const commands[] = {
 	&cmd_info, &cmd_dump, &cmd_points, &cmd_replay, &cmd_check,
-	&cmd_plot,
+	&cmd_merge, &cmd_plot,
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
