@@ -22,6 +22,7 @@ CLI_SRCS := $(wildcard userspace/cli/*.c)
 SHIP_SRCS := $(wildcard userspace/tools/*.c)
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
+BENCH_SRCS := $(wildcard bench/*.c)
 HEADERS := $(wildcard drivers/uapi/linux/*.h userspace/lib/*.h userspace/cli/*.h tests/unit/*.h)
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -29,6 +30,7 @@ CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 SHIP := $(SHIP_SRCS:userspace/tools/%.c=$(BUILD)/%)
 TOOLS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/%)
 UNITS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_PROGS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 MANS := $(wildcard userspace/man/*.1)
 
 Q := $(if $(V),,@)
@@ -63,7 +65,15 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libflushlog.a $(HEADERS)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libflushlog.a
 
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libflushlog.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libflushlog.a
+
 test-progs: all $(TOOLS) $(UNITS)
+
+# the bench's own tools (bench/*.c): its yardsticks
+bench-progs: all $(BENCH_PROGS)
 
 # libFuzzer harnesses (tests/fuzz/*.c), built by clang with ASan and UBSan
 # against the library's sources into $(BUILD)/fuzz; the spec harness reads
@@ -117,7 +127,7 @@ test:
 KERNEL	?=
 KERNEL_ENV := $(if $(KERNEL),FLUSHLOG_KERNEL="$(KERNEL)")
 
-bench: all test-progs
+bench: all test-progs bench-progs
 	$(Q)scripts/install-deps bench
 	$(Q)$(KERNEL_ENV) bench/run --build $(BUILD) --out bench/results.md
 
@@ -153,4 +163,4 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test test-progs fuzz fuzz-progs bench crashtest matrix patches debug-kernel install clean
+.PHONY: all test test-progs bench-progs fuzz fuzz-progs bench crashtest matrix patches debug-kernel install clean

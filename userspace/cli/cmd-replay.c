@@ -4,7 +4,8 @@
  *
  * A new image is built in a temporary file beside IMAGE and renamed over
  * it only when the replay succeeded, so a bad log never leaves a half
- * replayed image behind under IMAGE's name.
+ * replayed image behind under IMAGE's name.  Where the library cloned data
+ * from the log, the image shares those blocks with it: that is said.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +37,7 @@ static const struct cli_option replay_options[] = {
 		       "start from a copy of BASE, not from zeroes" },
 	[OPT_IN_PLACE] = { "in-place", 0, NULL,
 			   "apply the entries onto IMAGE's current contents" },
-	[OPT_QUIET] = { "quiet", 'q', NULL, "no progress line or size note on stderr" },
+	[OPT_QUIET] = { "quiet", 'q', NULL, "no progress line or notes on stderr" },
 	[OPT_NO_ORDER_CHECK] = { "no-order-check", 0, NULL,
 				 "use a log not in durability order (states may be wrong)" },
 	{ NULL },
@@ -234,6 +235,25 @@ image_size(const struct cli_command *cmd, const struct replay_args *a,
 	return size;
 }
 
+/*
+ * Where the log and the image share a filesystem that clones ranges, the
+ * image now shares blocks with the log: say so, since the space is not
+ * the image's alone (writing to either copies the blocks it changes).
+ */
+static void
+say_cloned(const struct cli_command *cmd, const struct replay_args *a,
+	   const struct fl_replay *r)
+{
+	struct fl_replay_stats st;
+	uint64_t total;
+
+	fl_replay_stats(r, &st);
+	total = st.cloned_bytes + st.copied_bytes + st.written_bytes;
+	if (st.cloned_bytes)
+		fprintf(stderr, "flushlog %s: %" PRIu64 " of %" PRIu64 " bytes of data cloned from the log: '%s' shares their blocks with it\n",
+			cmd->name, st.cloned_bytes, total, a->output);
+}
+
 /* A state that keeps discards may need the base's old contents back. */
 static int
 apply_state(const struct replay_args *a, struct fl_log *log, int fd,
@@ -282,6 +302,8 @@ replay(const struct cli_command *cmd, const struct replay_args *a,
 			ret = apply_state(a, log, fd, state, &err);
 		if (!a->quiet && isatty(STDERR_FILENO))
 			fprintf(stderr, "\r\033[K");
+		if (!ret && !a->quiet)
+			say_cloned(cmd, a, r);
 		if (ret && !tmp_path && err.source == FL_ERR_LOG)
 			fprintf(stderr, "flushlog %s: '%s' holds the state after the first %" PRIu64 " entries\n",
 				cmd->name, a->output, fl_replay_position(r));
@@ -360,7 +382,9 @@ const struct cli_command cmd_replay = {
 		"points', point:0 the start), mark:LABEL (the first mark with that\n"
 		"label).  Discards,\n"
 		"write-zeroes and secure erases leave zeroes.  Every data checksum is\n"
-		"checked before its data is used.  A regular-file IMAGE is replaced only\n"
+		"checked before its data is used.  Where the log and IMAGE share a file\n"
+		"system that clones ranges (XFS, btrfs), data block aligned in the log is\n"
+		"cloned, not copied: a note says so.  A regular-file IMAGE is replaced only\n"
 		"when the whole replay succeeded.  Without --base it starts as zeroes\n"
 		"(a sparse file) of the logged device's size.  --in-place applies\n"
 		"the entries to IMAGE as it is: with --from, only those after POINT.\n"

@@ -181,6 +181,15 @@ int fl_replay_to(struct fl_replay *r, uint64_t nr_applied,
 uint64_t fl_replay_position(const struct fl_replay *r);
 void fl_replay_set_progress(struct fl_replay *r, fl_progress_fn fn,
 			    void *arg);
+
+/* How the data replayed so far reached the image, in bytes. */
+struct fl_replay_stats {
+	uint64_t cloned_bytes;	/* shared with the log's blocks (a reflink) */
+	uint64_t copied_bytes;	/* copied by the kernel (copy_file_range) */
+	uint64_t written_bytes;	/* read and written through the library */
+};
+
+void fl_replay_stats(const struct fl_replay *r, struct fl_replay_stats *stats);
 void fl_replay_close(struct fl_replay *r);
 
 /*

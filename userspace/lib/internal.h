@@ -47,16 +47,24 @@ struct fl_log_window {
 	unsigned char *buf;
 	size_t cap;
 	uint64_t lo, hi;
+	/* fl_window_header(): where the last header was, after how many
+	 * small entries in a row */
+	uint64_t last_header;
+	unsigned int small_steps;
 };
 
 int fl_log_pread(const struct fl_log *log, void *buf, size_t len,
 		 uint64_t off, struct fl_error *err);
+int fl_log_read(const struct fl_log *log, void *buf, size_t min, size_t max,
+		uint64_t off, size_t *got, struct fl_error *err);
 int fl_window_init(struct fl_log_window *w, const struct fl_log *log,
 		   size_t cap);
 void fl_window_free(struct fl_log_window *w);
 int fl_window_read(struct fl_log_window *w, uint64_t off, size_t len,
 		   uint64_t limit, const unsigned char **data,
 		   struct fl_error *err);
+int fl_window_header(struct fl_log_window *w, uint64_t off, size_t len,
+		     const unsigned char **data, struct fl_error *err);
 int fl_window_crc(struct fl_log_window *w, uint64_t off, uint64_t len,
 		  uint32_t *crc, struct fl_error *err);
 
@@ -65,6 +73,26 @@ fl_window_holds(const struct fl_log_window *w, uint64_t off, uint64_t len)
 {
 	return off >= w->lo && off <= w->hi && w->hi - off >= len;
 }
+
+/* A write whose data has a checksum still to check before it is used. */
+static inline bool
+fl_entry_needs_crc(const struct fl_log *log, const struct fl_entry *e)
+{
+	return e->op == FLUSHLOG_OP_WRITE && !(e->flags & FLUSHLOG_F_NO_DATA) &&
+	       !log->info.data_verified && log->info.format == FL_FORMAT_FLUSHLOG;
+}
+
+/* Reading ahead of a long replay in a second thread (prefetch.c). */
+struct fl_prefetch;
+
+int fl_prefetch_start(const struct fl_log *log, uint64_t from, uint64_t to,
+		      uint64_t limit, size_t cap, bool checked_only,
+		      struct fl_prefetch **pp);
+bool fl_prefetch_has(const struct fl_prefetch *p, uint64_t seq);
+bool fl_prefetch_holds(struct fl_prefetch *p, uint64_t seq);
+int fl_prefetch_get(struct fl_prefetch *p, uint64_t seq,
+		    const unsigned char **data, struct fl_error *err);
+void fl_prefetch_stop(struct fl_prefetch *p);
 
 /* Sorted, disjoint sector ranges [start, end) (states.c). */
 struct fl_range {

@@ -196,9 +196,9 @@ open_log(struct fl_log *log, const char *path, struct fl_error *err)
  * many.  Fewer than min is an error naming the offset: the log shrank
  * (it had the bytes when it was opened) or the device failed.
  */
-static int
-read_log(const struct fl_log *log, void *buf, size_t min, size_t max,
-	 uint64_t off, size_t *got, struct fl_error *err)
+int
+fl_log_read(const struct fl_log *log, void *buf, size_t min, size_t max,
+	    uint64_t off, size_t *got, struct fl_error *err)
 {
 	struct stat st;
 
@@ -232,7 +232,7 @@ fl_log_pread(const struct fl_log *log, void *buf, size_t len, uint64_t off,
 {
 	size_t got;
 
-	return read_log(log, buf, len, len, off, &got, err);
+	return fl_log_read(log, buf, len, len, off, &got, err);
 }
 
 int
@@ -272,7 +272,7 @@ fl_window_read(struct fl_log_window *w, uint64_t off, size_t len,
 		if (limit > off && limit - off > want)
 			want = limit - off < w->cap ? limit - off : w->cap;
 		w->lo = w->hi = 0;
-		ret = read_log(w->log, w->buf, len, want, off, &got, err);
+		ret = fl_log_read(w->log, w->buf, len, want, off, &got, err);
 		if (ret)
 			return ret;
 		w->lo = off;
@@ -280,6 +280,38 @@ fl_window_read(struct fl_log_window *w, uint64_t off, size_t len,
 	}
 	*data = w->buf + (off - w->lo);
 	return 0;
+}
+
+/*
+ * An entry header at off, read while indexing: the log is walked header
+ * to header, data skipped.  Reading ahead fetches the next headers in the
+ * same call where entries are small (flushes, marks, no-data logs, 4 KiB
+ * writes), but past a larger entry it only copies data to skip it: more
+ * than about 8 KiB copied costs more than a second call.  An entry's size
+ * is known only once its header is read, so the entries before it
+ * predict it: after a run of small ones, read ahead as many of that size
+ * as the run is long (up to HEADER_AHEAD), so that a run of tiny entries
+ * soon comes in large reads and the end of a run wastes little.
+ */
+#define HEADER_AHEAD	(64U << 10)
+#define SMALL_STEP	(8U << 10)
+
+int
+fl_window_header(struct fl_log_window *w, uint64_t off, size_t len,
+		 const unsigned char **data, struct fl_error *err)
+{
+	uint64_t step = off - w->last_header, ahead = len;
+
+	if (off > w->last_header && step <= SMALL_STEP)
+		w->small_steps++;
+	else
+		w->small_steps = 0;
+	w->last_header = off;
+	if (w->small_steps >= 2)
+		ahead = w->small_steps * step;
+	if (ahead > HEADER_AHEAD)
+		ahead = HEADER_AHEAD;
+	return fl_window_read(w, off, len, off + ahead, data, err);
 }
 
 /* The CRC32C of the log bytes [off, off + len), read a window at a time. */

@@ -1,15 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Replaying entries onto an image.  The log is read with pread() into a
- * window of a few MiB (log.c): each entry's data checksum is checked in
- * the window just before its data is used, so a bad entry is never
- * applied and the bytes checked are the bytes written, and runs of writes
- * to consecutive sectors go from the window to the image in one pwritev().
+ * Replaying entries onto an image.  Each write's data goes from the log to
+ * the image the cheapest way that keeps two promises: nothing of a write
+ * whose data checksum does not match reaches the image, and the bytes
+ * checked are the bytes written.
+ *
+ *  - A clone (FICLONERANGE) where the log and the image share a filesystem
+ *    that shares blocks (XFS, btrfs) and the data is block aligned in both:
+ *    nothing is copied, and the image shares those blocks with the log
+ *    until either is written there.  Data with a checksum is read and
+ *    checked first.  The first clone that fails turns cloning off for the
+ *    replay.  A dm-log-writes log of a 4 KiB-sector device has all its data
+ *    aligned; a flushlog log only with log blocks of the filesystem's block
+ *    size (a log device of 4 KiB sectors), else just the writes that happen
+ *    to land aligned.  A clone shares the log's blocks as they are when it
+ *    runs: a log rewritten while it is replayed is not a log to replay.
+ *  - A copy in the kernel (copy_file_range) of data with no checksum to
+ *    check (dm-log-writes; a log whose checksums were checked when it was
+ *    opened) where the log and the image share a filesystem: one copy and
+ *    one call an entry, where reading and writing through a buffer copy
+ *    twice in two calls.
+ *  - Else the log is read with pread(), never mapped (log.c): into a
+ *    window of 1 MiB, or, on a long replay with a second CPU, by a reader
+ *    thread into a ring of buffers, which checks the checksums as it reads
+ *    (prefetch.c).  Each entry's checksum is checked in the buffer its data
+ *    is then written from, before any of it is; runs of writes to
+ *    consecutive sectors go from there to the image in one pwritev().
+ *
+ * Memory is the window and the reader's four buffers of its size, 5 MiB,
+ * whatever the log's size.  FLUSHLOG_NO_KERNEL_COPY (set) and FLUSHLOG_READER (0 or 1) force
+ * the choices, for tests and measurements.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -24,6 +50,8 @@
 #define RUN_MAX_IOV	512
 #define WINDOW_SIZE	(1U << 20)	/* log bytes read at once */
 #define PROGRESS_STEP	(256U << 20)	/* bytes of log between reports */
+#define PREFETCH_MIN	(8U << 20)	/* data worth a reader thread */
+#define PREFETCH_BUF	WINDOW_SIZE	/* each of its buffers: what the window takes */
 
 struct fl_replay {
 	struct fl_log *log;
@@ -36,6 +64,12 @@ struct fl_replay {
 	uint64_t next_report;		/* log offset of the next report */
 	struct fl_log_window window;
 	uint64_t read_limit;		/* log bytes worth reading ahead to */
+	struct fl_prefetch *prefetch;	/* fl_replay_to's reader, or NULL */
+	/* ways for data to reach the image without passing through us */
+	bool can_clone;			/* FICLONERANGE from the log, so far */
+	bool can_copy;			/* copy_file_range from the log */
+	uint32_t clone_align;		/* image block: what a clone needs */
+	struct fl_replay_stats stats;
 	/* a run of pending writes to consecutive bytes of the image,
 	 * from the window: written before the window is refilled */
 	struct iovec iov[RUN_MAX_IOV];
@@ -140,6 +174,28 @@ fl_zero_range(int fd, uint64_t off, uint64_t len, bool is_blockdev)
 	return write_zeroes(fd, off, len);
 }
 
+/*
+ * Can the kernel move data from the log to the image itself?  A copy of
+ * no bytes makes the same checks as any other (both regular files, one
+ * filesystem or one that copies across): if it passes, copies will.
+ * Whether a clone works only a clone tells: the first aligned one tries.
+ * FLUSHLOG_NO_KERNEL_COPY (set, not empty) sends everything through our
+ * buffers, for tests and measurements.
+ */
+static void
+probe_kernel_copy(struct fl_replay *r, const struct stat *image)
+{
+	const char *no = getenv("FLUSHLOG_NO_KERNEL_COPY");
+	loff_t in = 0, out = 0;
+
+	if ((no && *no) || !S_ISREG(image->st_mode))
+		return;
+	r->can_copy = !copy_file_range(r->log->fd, &in, r->fd, &out, 0, 0);
+	r->can_clone = r->can_copy;
+	r->clone_align = image->st_blksize > FLUSHLOG_MIN_BLOCK_SIZE ?
+			 (uint32_t)image->st_blksize : FLUSHLOG_MIN_BLOCK_SIZE;
+}
+
 int
 fl_replay_open(struct fl_log *log, int image_fd, struct fl_replay **rp,
 	       struct fl_error *err)
@@ -186,6 +242,7 @@ fl_replay_open(struct fl_log *log, int image_fd, struct fl_replay **rp,
 	r->fd = image_fd;
 	r->is_blockdev = S_ISBLK(st.st_mode);
 	r->image_bytes = size;
+	probe_kernel_copy(r, &st);
 	*rp = r;
 	return 0;
 }
@@ -213,13 +270,6 @@ entry_error(struct fl_error *err, enum fl_error_source source, uint64_t seq,
 	return ret;
 }
 
-static bool
-needs_crc(const struct fl_log *log, const struct fl_entry *e)
-{
-	return e->op == FLUSHLOG_OP_WRITE && !(e->flags & FLUSHLOG_F_NO_DATA) &&
-	       !log->info.data_verified && log->info.format == FL_FORMAT_FLUSHLOG;
-}
-
 /* A log read failed (log.c names the offset): say for which entry. */
 static int
 name_entry(struct fl_error *err, uint64_t seq, int ret)
@@ -229,30 +279,51 @@ name_entry(struct fl_error *err, uint64_t seq, int ret)
 	return ret;
 }
 
+static bool
+prefetched(const struct fl_replay *r, uint64_t seq)
+{
+	return r->prefetch && fl_prefetch_has(r->prefetch, seq);
+}
+
 /*
- * Point *data at entry e's data bytes [skip, skip + len) in the window.
- * A refill would overwrite what the pending run points to: write it first.
+ * Point *data at entry seq's data bytes [skip, skip + len): in the
+ * reader's buffer if it reads the entry (and checked it), else in the
+ * window.  Moving on to another buffer, or refilling the window, would
+ * free what the pending run points to: write it first.
  */
 static int
-entry_data(struct fl_replay *r, const struct fl_entry *e, uint64_t skip,
-	   uint32_t len, const unsigned char **data, struct fl_error *err)
+entry_data(struct fl_replay *r, uint64_t seq, uint64_t skip, uint32_t len,
+	   const unsigned char **data, struct fl_error *err)
 {
+	const struct fl_entry *e = &r->log->entries[seq];
 	uint64_t off = e->offset + r->log->info.log_block_size + skip;
+	bool held;
 	int ret;
 
-	if (r->nr_iov && !fl_window_holds(&r->window, off, len)) {
+	if (prefetched(r, seq))
+		held = fl_prefetch_holds(r->prefetch, seq);
+	else
+		held = fl_window_holds(&r->window, off, len);
+	if (r->nr_iov && !held) {
 		ret = write_run(r, err);
 		if (ret)
 			return ret;
 	}
+	if (prefetched(r, seq)) {
+		ret = fl_prefetch_get(r->prefetch, seq, data, err);
+		if (!ret)
+			*data += skip;
+		return ret;
+	}
 	ret = fl_window_read(&r->window, off, len, r->read_limit, data, err);
-	return name_entry(err, (uint64_t)(e - r->log->entries), ret);
+	return name_entry(err, seq, ret);
 }
 
 /*
- * Entry seq's data matches its checksum.  Data that fits the window stays
- * there to be written; larger data (a crafted or unusual log) is read
- * twice, once to check it and once to write it.
+ * Entry seq's data matches its checksum.  The reader thread checks what it
+ * reads: wait for its word.  Data that fits the window stays there to be
+ * written; larger data (a crafted or unusual log) is read twice, once to
+ * check it and once to write it.
  */
 static int
 check_data(struct fl_replay *r, uint64_t seq, struct fl_error *err)
@@ -263,10 +334,12 @@ check_data(struct fl_replay *r, uint64_t seq, struct fl_error *err)
 	uint32_t crc;
 	int ret;
 
-	if (!needs_crc(r->log, e))
+	if (prefetched(r, seq))
+		return entry_data(r, seq, 0, e->data_len, &data, err);
+	if (!fl_entry_needs_crc(r->log, e))
 		return 0;
 	if (e->data_len <= r->window.cap) {
-		ret = entry_data(r, e, 0, e->data_len, &data, err);
+		ret = entry_data(r, seq, 0, e->data_len, &data, err);
 		crc = ret ? 0 : fl_crc32c(data, e->data_len);
 	} else {
 		ret = r->nr_iov ? write_run(r, err) : 0;
@@ -285,18 +358,19 @@ check_data(struct fl_replay *r, uint64_t seq, struct fl_error *err)
 	return entry_error(err, FL_ERR_LOG, seq, e->offset, why, -EBADMSG);
 }
 
-/* Queue entry e's data bytes [skip, skip + len) for image offset dst. */
+/* Queue entry seq's data bytes [skip, skip + len) for image offset dst. */
 static int
-write_data(struct fl_replay *r, const struct fl_entry *e, uint64_t skip,
-	   uint64_t len, uint64_t dst, struct fl_error *err)
+queue_data(struct fl_replay *r, uint64_t seq, uint64_t skip, uint64_t len,
+	   uint64_t dst, struct fl_error *err)
 {
 	const unsigned char *data;
 	int ret;
 
+	r->stats.written_bytes += len;
 	while (len) {
 		uint32_t n = len < r->window.cap ? len : r->window.cap;
 
-		ret = entry_data(r, e, skip, n, &data, err);
+		ret = entry_data(r, seq, skip, n, &data, err);
 		if (!ret)
 			ret = queue_write(r, data, dst, n, err);
 		if (ret)
@@ -306,6 +380,98 @@ write_data(struct fl_replay *r, const struct fl_entry *e, uint64_t skip,
 		len -= n;
 	}
 	return 0;
+}
+
+/*
+ * Share the log's blocks [src, src + len) with the image at dst.  The
+ * first clone that fails (another filesystem, one that cannot share
+ * blocks) turns cloning off for this replay: the data is copied instead.
+ */
+static uint64_t
+clone_data(struct fl_replay *r, uint64_t src, uint64_t len, uint64_t dst)
+{
+	struct file_clone_range range = {
+		.src_fd = r->log->fd,
+		.src_offset = src,
+		.src_length = len,
+		.dest_offset = dst,
+	};
+
+	if (ioctl(r->fd, FICLONERANGE, &range)) {
+		r->can_clone = false;
+		return 0;
+	}
+	r->stats.cloned_bytes += len;
+	return len;
+}
+
+/*
+ * Have the kernel copy the log's bytes [src, src + len) to the image at
+ * dst: one copy, against a read and a write through our buffers.  It
+ * stops short where the log ends early (it shrank) or the kernel fails;
+ * the buffers take the rest, and their read or write names what failed.
+ */
+static uint64_t
+copy_data(struct fl_replay *r, uint64_t src, uint64_t len, uint64_t dst)
+{
+	uint64_t done = 0;
+
+	while (done < len) {
+		loff_t in = (loff_t)(src + done), out = (loff_t)(dst + done);
+		ssize_t n = copy_file_range(r->log->fd, &in, r->fd, &out,
+					    len - done, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r->can_copy = n == 0;
+			break;
+		}
+		done += n;
+	}
+	r->stats.copied_bytes += done;
+	return done;
+}
+
+static bool
+can_clone(const struct fl_replay *r, uint64_t src, uint64_t len, uint64_t dst)
+{
+	uint32_t align = r->clone_align;
+
+	return r->can_clone && len && !(src % align) && !(dst % align) &&
+	       !(len % align);
+}
+
+/*
+ * Put entry seq's data bytes [skip, skip + len), already checked, at image
+ * offset dst.  Where the kernel can, it moves them itself: a clone where
+ * they are block aligned in the log and the image and the filesystem
+ * shares blocks, else a copy in the kernel if there is no checksum to
+ * check (a checksum needs the bytes read here, and then they are written
+ * from where they were checked).  Anything else goes through the buffers.
+ */
+static int
+write_data(struct fl_replay *r, uint64_t seq, uint64_t skip, uint64_t len,
+	   uint64_t dst, struct fl_error *err)
+{
+	const struct fl_entry *e = &r->log->entries[seq];
+	uint64_t src = e->offset + r->log->info.log_block_size + skip, done = 0;
+	bool copy = r->can_copy && !fl_entry_needs_crc(r->log, e);
+	int ret;
+
+	if (!copy && !can_clone(r, src, len, dst))
+		return queue_data(r, seq, skip, len, dst, err);
+	/* the kernel writes now: what is pending goes first */
+	ret = r->nr_iov ? write_run(r, err) : 0;
+	if (ret)
+		return ret;
+	if (can_clone(r, src, len, dst))
+		done = clone_data(r, src, len, dst);
+	if (!done && copy)
+		done = copy_data(r, src, len, dst);
+	if (done == len)
+		return 0;
+	return queue_data(r, seq, skip + done, len - done, dst + done, err);
 }
 
 static int
@@ -341,7 +507,7 @@ apply_entry(struct fl_replay *r, uint64_t seq, struct fl_error *err)
 	ret = check_data(r, seq, err);
 	if (ret)
 		return ret;
-	return write_data(r, e, 0, e->data_len, start, err);
+	return write_data(r, seq, 0, e->data_len, start, err);
 }
 
 /*
@@ -349,20 +515,55 @@ apply_entry(struct fl_replay *r, uint64_t seq, struct fl_error *err)
  * the end of the last of them in the log.  That is the last entry in a
  * version 1 log, but not always in a version 2 log, whose entries were
  * logged in completion order and are applied in durability order.
+ * *to_read: how many bytes of their data must pass through our buffers.
  */
 static uint64_t
-read_ahead_limit(const struct fl_log *log, uint64_t from, uint64_t to)
+read_ahead_limit(const struct fl_replay *r, uint64_t to, uint64_t *to_read)
 {
+	const struct fl_log *log = r->log;
 	uint64_t limit = 0;
 
-	for (uint64_t i = from; i < to; i++) {
+	*to_read = 0;
+	for (uint64_t i = r->pos; i < to; i++) {
 		const struct fl_entry *e = &log->entries[i];
 		uint64_t end = e->offset + log->info.log_block_size + e->data_len;
 
 		if (end > limit)
 			limit = end;
+		if (fl_entry_needs_crc(log, e) || !r->can_copy)
+			*to_read += e->data_len;
 	}
 	return limit;
+}
+
+/* May this process run on more than one CPU? */
+static bool
+several_cpus(void)
+{
+	cpu_set_t cpus;
+
+	if (sched_getaffinity(0, sizeof(cpus), &cpus))
+		return sysconf(_SC_NPROCESSORS_ONLN) > 1;
+	return CPU_COUNT(&cpus) > 1;
+}
+
+/*
+ * A long replay gets a reader thread (prefetch.c) if there is a second
+ * CPU for it to run on; without one the replay reads for itself.  Data
+ * the kernel will copy is not read.  FLUSHLOG_READER=0 or 1 says never
+ * or always, for tests and measurements.
+ */
+static void
+start_prefetch(struct fl_replay *r, uint64_t to, uint64_t to_read)
+{
+	const char *force = getenv("FLUSHLOG_READER");
+	bool want = to_read >= PREFETCH_MIN && several_cpus();
+
+	if (force && *force)
+		want = strcmp(force, "0") && to_read;
+	if (want && fl_prefetch_start(r->log, r->pos, to, r->read_limit,
+				      PREFETCH_BUF, r->can_copy, &r->prefetch))
+		r->prefetch = NULL;
 }
 
 int
@@ -370,6 +571,7 @@ fl_replay_to(struct fl_replay *r, uint64_t nr_applied, struct fl_error *err)
 {
 	const struct fl_log *log = r->log;
 	int ret = 0, flush_ret;
+	uint64_t to_read;
 
 	if (nr_applied > log->info.nr_entries)
 		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
@@ -379,7 +581,8 @@ fl_replay_to(struct fl_replay *r, uint64_t nr_applied, struct fl_error *err)
 		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "cannot replay backwards from %" PRIu64 " to %" PRIu64 " entries",
 				    r->pos, nr_applied), -EINVAL;
-	r->read_limit = read_ahead_limit(log, r->pos, nr_applied);
+	r->read_limit = read_ahead_limit(r, nr_applied, &to_read);
+	start_prefetch(r, nr_applied, to_read);
 	for (; r->pos < nr_applied; r->pos++) {
 		ret = apply_entry(r, r->pos, err);
 		if (ret)
@@ -393,6 +596,9 @@ fl_replay_to(struct fl_replay *r, uint64_t nr_applied, struct fl_error *err)
 	r->read_limit = 0;
 	/* entries before a failed one are applied: pos says how many */
 	flush_ret = r->nr_iov ? write_run(r, ret ? NULL : err) : 0;
+	/* the run pointed into its buffers: only now can they go */
+	fl_prefetch_stop(r->prefetch);
+	r->prefetch = NULL;
 	if (flush_ret && !ret) {
 		r->pos = nr_applied;	/* unknown how much landed */
 		return flush_ret;
@@ -404,6 +610,12 @@ uint64_t
 fl_replay_position(const struct fl_replay *r)
 {
 	return r->pos;
+}
+
+void
+fl_replay_stats(const struct fl_replay *r, struct fl_replay_stats *stats)
+{
+	*stats = r->stats;
 }
 
 void
@@ -447,7 +659,7 @@ apply_part(struct fl_replay *r, uint64_t seq, uint64_t first, uint64_t count,
 	ret = check_data(r, seq, err);
 	if (ret)
 		return ret;
-	return write_data(r, e, skip, len, off, err);
+	return write_data(r, seq, skip, len, off, err);
 }
 
 /*

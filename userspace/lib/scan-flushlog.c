@@ -27,8 +27,6 @@ enum slot_status {
 	SLOT_DATA_BAD,	/* good header, data missing or mismatched */
 };
 
-/* Log bytes read with each header: many small entries come in one read. */
-#define HEADER_AHEAD	(64U << 10)
 #define WINDOW_SIZE	(1U << 20)
 
 struct slot {
@@ -202,7 +200,7 @@ read_slot(const struct fl_log *log, struct fl_log_window *w, uint64_t off,
 			 log->size);
 		return 0;
 	}
-	ret = fl_window_read(w, off, sizeof(*h), off + HEADER_AHEAD, &p, err);
+	ret = fl_window_header(w, off, sizeof(*h), &p, err);
 	if (ret)
 		return ret;
 	memcpy(h, p, sizeof(*h));

@@ -36,9 +36,6 @@ struct lw_entry {
 	__le64 data_len;
 };
 
-/* Log bytes read with each header: many small entries come in one read. */
-#define HEADER_AHEAD	(64U << 10)
-
 /* Bytes a log may describe, to keep sums of its fields from overflowing. */
 #define LW_MAX_BYTES	(1ULL << 60)
 
@@ -119,7 +116,8 @@ scan_entries(struct fl_log *log, struct fl_log_window *w, struct fl_error *err)
 					    "entry %" PRIu64 " at offset %" PRIu64 ": header past the end of the log (%" PRIu64 " bytes; super block says %" PRIu64 " entries)",
 					    seq, off, log->size,
 					    info->super_entries), -EBADMSG;
-		ret = fl_window_read(w, off, ss, off + HEADER_AHEAD, &unit, err);
+		/* the header alone: the rest of its unit matters to a mark */
+		ret = fl_window_header(w, off, sizeof(h), &unit, err);
 		if (ret)
 			return ret;
 		memcpy(&h, unit, sizeof(h));
@@ -134,6 +132,11 @@ scan_entries(struct fl_log *log, struct fl_log_window *w, struct fl_error *err)
 			       -EBADMSG;
 		e.submit_tick = e.complete_tick = seq + 1;
 		/* a label lies in the header's unit, after the header */
+		if (e.op == FLUSHLOG_OP_MARK) {
+			ret = fl_window_read(w, off, ss, off + ss, &unit, err);
+			if (ret)
+				return ret;
+		}
 		label = (const char *)unit + sizeof(h);
 		ret = fl_log_add_entry(log, &e, label,
 				       e.op == FLUSHLOG_OP_MARK ?
