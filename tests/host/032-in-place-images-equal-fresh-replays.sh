@@ -44,6 +44,10 @@ case \$(echo "\$FLUSHLOG_STATE_NAME" | cksum | cut -d' ' -f1) in
 *[048]) head -c 4096 /dev/urandom |
 		dd of="\$1" bs=4096 seek=\$((\$(od -An -N2 -tu2 /dev/urandom) % 500)) conv=notrunc status=none &&
 	echo "\$FLUSHLOG_STATE_NAME" >>"\$SEEN.wrote" ;;
+# others put a file of their own at its path, as a tool that writes a new
+# file and renames it over the old one does
+*[26]) head -c 4096 /dev/urandom >"\$1.new" && mv "\$1.new" "\$1" &&
+	echo "\$FLUSHLOG_STATE_NAME" >>"\$SEEN.wrote" ;;
 esac
 exit 0
 EOS

@@ -59,7 +59,7 @@ struct fl_state_image {
 static int
 copy_range(int from, int to, uint64_t from_off, uint64_t to_off, uint64_t len)
 {
-	static char buf[1 << 16];
+	char buf[1 << 14];	/* a fallback: no static, callers may be threads */
 
 	while (len) {
 		loff_t in = (loff_t)from_off, out = (loff_t)to_off;
@@ -70,8 +70,12 @@ copy_range(int from, int to, uint64_t from_off, uint64_t to_off, uint64_t len)
 		if (n <= 0) {	/* not supported between these two: copy */
 			n = pread(from, buf, len < sizeof(buf) ? len : sizeof(buf),
 				  (off_t)from_off);
-			if (n <= 0 || pwrite(to, buf, n, (off_t)to_off) != n)
-				return n < 0 ? -errno : -EIO;
+			if (n < 0)
+				return -errno;
+			if (!n)
+				return -EIO;
+			if (pwrite(to, buf, n, (off_t)to_off) != n)
+				return errno ? -errno : -EIO;
 		}
 		from_off += n;
 		to_off += n;
@@ -125,15 +129,26 @@ copy_extent(void *arg, uint64_t off, uint64_t len)
 	return copy_range(c->src, c->dst, off, off, len);
 }
 
+/* A regular file's or a block device's size in bytes; 0 if unknown. */
+static uint64_t
+file_bytes(int fd)
+{
+	struct stat st;
+	uint64_t size = 0;
+
+	if (fstat(fd, &st))
+		return 0;
+	if (S_ISBLK(st.st_mode))
+		return ioctl(fd, BLKGETSIZE64, &size) ? 0 : size;
+	return (uint64_t)st.st_size;
+}
+
 int
 fl_copy_sparse(int src, int dst)
 {
 	struct copy_ctx c = { src, dst };
-	struct stat st;
 
-	if (fstat(src, &st))
-		return -errno;
-	return for_each_data(src, 0, (uint64_t)st.st_size, copy_extent, &c);
+	return for_each_data(src, 0, file_bytes(src), copy_extent, &c);
 }
 
 /* The image as the log began: the base (shared blocks if possible), or zeroes. */
@@ -181,7 +196,6 @@ fl_state_image_open(struct fl_log *log, const char *path, int base_fd,
 		    struct fl_state_image **imp, struct fl_error *err)
 {
 	struct fl_state_image *im = calloc(1, sizeof(*im));
-	struct stat st;
 	int ret;
 
 	*imp = NULL;
@@ -195,18 +209,16 @@ fl_state_image_open(struct fl_log *log, const char *path, int base_fd,
 	im->undo_fd = -1;
 	im->size = log->info.data_sectors << FLUSHLOG_SECTOR_SHIFT;
 	if (base_fd >= 0) {
-		if (fstat(base_fd, &st)) {
-			ret = image_error(im, err, -errno, "stat the base");
-			goto fail;
-		}
-		if ((uint64_t)st.st_size < im->size) {
+		uint64_t bytes = file_bytes(base_fd);
+
+		if (bytes < im->size) {
 			fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
 				     "the base has %" PRIu64 " bytes, smaller than the logged device's %" PRIu64,
-				     (uint64_t)st.st_size, im->size);
+				     bytes, im->size);
 			ret = -EINVAL;
 			goto fail;
 		}
-		im->size = (uint64_t)st.st_size;
+		im->size = bytes;
 	}
 	im->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (im->fd < 0) {
@@ -334,9 +346,13 @@ seal(struct fl_state_image *im)
 static bool
 seal_broken(const struct fl_state_image *im)
 {
-	struct stat st;
+	struct stat st, at_path;
 
 	if (fstat(im->fd, &st))
+		return true;
+	/* a checker that renamed another file over the path replaced it */
+	if (stat(im->path, &at_path) || at_path.st_dev != st.st_dev ||
+	    at_path.st_ino != st.st_ino || st.st_nlink != 1)
 		return true;
 	return st.st_mtim.tv_sec != seal_mtime.tv_sec ||
 	       st.st_mtim.tv_nsec != seal_mtime.tv_nsec ||
@@ -381,6 +397,37 @@ undo_extras(struct fl_state_image *im)
 	return ret;
 }
 
+/* Is the file at the path still the image (not one renamed over it)? */
+static bool
+path_is_image(const struct fl_state_image *im)
+{
+	struct stat st, at_path;
+
+	return !fstat(im->fd, &st) && !stat(im->path, &at_path) &&
+	       at_path.st_dev == st.st_dev && at_path.st_ino == st.st_ino;
+}
+
+/* A new file at the path, the old one dropped: then rebuilt by the caller. */
+static int
+recreate(struct fl_state_image *im, struct fl_error *err)
+{
+	int fd, ret;
+
+	unlink(im->path);
+	fd = open(im->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return image_error(im, err, -errno, "create it again");
+	fl_replay_close(im->replay);
+	im->replay = NULL;
+	close(im->fd);
+	im->fd = fd;
+	im->unknown = true;
+	if (ftruncate(fd, (off_t)im->size))
+		return image_error(im, err, -errno, "size it");
+	ret = fl_replay_open(im->log, fd, &im->replay, err);
+	return ret;
+}
+
 int
 fl_state_image_leave(struct fl_state_image *im, struct fl_error *err)
 {
@@ -390,7 +437,9 @@ fl_state_image_leave(struct fl_state_image *im, struct fl_error *err)
 		return 0;
 	im->entered = false;
 	if (seal_broken(im)) {
-		ret = rebuild(im, im->state.base, err);
+		ret = path_is_image(im) ? 0 : recreate(im, err);
+		if (!ret)
+			ret = rebuild(im, im->state.base, err);
 		return ret ? ret : 1;
 	}
 	ret = undo_extras(im);
@@ -415,6 +464,8 @@ fl_state_image_enter(struct fl_state_image *im, const struct fl_state *s,
 
 	if (ret < 0)
 		return ret;
+	if (!im->replay)	/* recreating it failed: nothing to replay onto */
+		return image_error(im, err, -EIO, "replay onto it");
 	im->touched.n = 0;
 	im->nr_saved = 0;
 	if (im->unknown || s->base < fl_replay_position(im->replay))
@@ -442,8 +493,10 @@ fl_state_image_enter(struct fl_state_image *im, const struct fl_state *s,
 		}
 	}
 	ret = seal(im);
-	if (ret)
+	if (ret) {
+		im->unknown = true;	/* the extras may be on it */
 		return image_error(im, err, ret, "set its modification time");
+	}
 	im->state = *s;
 	im->entered = true;
 	return 0;
