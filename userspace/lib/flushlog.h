@@ -48,6 +48,8 @@ struct fl_error {
 
 /* Derived index bit in fl_entry.flags, beside FLUSHLOG_F_*. */
 #define FL_ENTRY_CRASH_POINT	(1U << 15)	/* a crash point ends here */
+/* issued after a later entry completed: where they overlap, it wins */
+#define FL_ENTRY_OVERTAKES	(1U << 14)
 
 /*
  * One index entry per log entry: 56 bytes, whatever the data size.

@@ -21,6 +21,7 @@ struct fl_log {
 	uint64_t entries_cap;
 	struct fl_mark *marks;		/* in entry order */
 	uint64_t nr_marks, marks_cap;
+	uint64_t first_overtaking;	/* FL_ENTRY_OVERTAKES, or FL_NO_ENTRY */
 };
 
 __attribute__((format(printf, 5, 6))) int
@@ -111,6 +112,29 @@ int fl_ranges_update(struct fl_ranges *s, const struct fl_entry *e);
 void fl_ranges_free(struct fl_ranges *s);
 /* The first range ending after sector at (touching: or at it). */
 size_t fl_ranges_find(const struct fl_ranges *s, uint64_t at, bool touching);
+
+/*
+ * What the entries an image holds that overtook older ones (overtake.c)
+ * hold of it: sector ranges and the tick each was issued at, sorted and
+ * disjoint.  Empty in a log none overtook.
+ */
+struct fl_newer_range {
+	uint64_t start, end, tick;
+};
+
+struct fl_newer {
+	struct fl_newer_range *v;
+	size_t n, cap;
+};
+
+void fl_log_mark_overtaking(struct fl_log *log);
+int fl_newer_apply(struct fl_newer *m, const struct fl_log *log, uint64_t seq,
+		   uint64_t first, uint64_t count,
+		   int (*fn)(void *arg, uint64_t seq, uint64_t first,
+			     uint64_t count),
+		   void *arg, struct fl_error *err);
+void fl_newer_clear(struct fl_newer *m);
+void fl_newer_free(struct fl_newer *m);
 
 static inline uint64_t
 fl_round_up(uint64_t x, uint64_t align)

@@ -374,6 +374,7 @@ fl_log_open(const char *path, unsigned int flags, struct fl_log **logp,
 	}
 	if (ret)
 		goto out_close;
+	fl_log_mark_overtaking(log);
 	if (log->info.nr_entries && log->info.nr_entries < log->entries_cap) {
 		struct fl_entry *p = realloc(log->entries,
 					     log->info.nr_entries * sizeof(*p));

@@ -75,7 +75,9 @@ struct fl_replay {
 	struct iovec iov[RUN_MAX_IOV];
 	int nr_iov;
 	uint64_t run_start, run_len;
-	/* fl_state_apply: its error, and what the discards left */
+	/* what entries that overtook older ones hold of the image */
+	struct fl_newer newer;
+	/* the callbacks' error; fl_state_apply: what the discards left */
 	struct fl_error *err;
 	struct fl_ranges *kept;
 };
@@ -247,6 +249,23 @@ fl_replay_open(struct fl_log *log, int image_fd, struct fl_replay **rp,
 	return 0;
 }
 
+/*
+ * The image holds the first nr_applied entries: note what those of them
+ * that overtook older entries hold.  Before the first of them, nothing.
+ */
+static int
+note_applied(struct fl_replay *r, uint64_t nr_applied, struct fl_error *err)
+{
+	int ret = 0;
+
+	fl_newer_clear(&r->newer);
+	for (uint64_t i = r->log->first_overtaking; i < nr_applied && !ret; i++)
+		ret = fl_newer_apply(&r->newer, r->log, i, 0,
+				     r->log->entries[i].nr_sectors, NULL, NULL,
+				     err);
+	return ret;
+}
+
 /* The image is declared to hold the state after nr_applied entries. */
 int
 fl_replay_seek(struct fl_replay *r, uint64_t nr_applied, struct fl_error *err)
@@ -257,7 +276,7 @@ fl_replay_seek(struct fl_replay *r, uint64_t nr_applied, struct fl_error *err)
 				    nr_applied, r->log->info.nr_entries),
 		       -ERANGE;
 	r->pos = nr_applied;
-	return 0;
+	return note_applied(r, nr_applied, err);
 }
 
 static int
@@ -474,18 +493,29 @@ write_data(struct fl_replay *r, uint64_t seq, uint64_t skip, uint64_t len,
 	return queue_data(r, seq, skip + done, len - done, dst + done, err);
 }
 
+/*
+ * Entry seq's sectors [first, first + count): all of them, or the part a
+ * torn write or a newer entry left it.
+ */
 static int
-apply_entry(struct fl_replay *r, uint64_t seq, struct fl_error *err)
+apply_sectors(struct fl_replay *r, uint64_t seq, uint64_t first,
+	      uint64_t count, struct fl_error *err)
 {
 	const struct fl_log *log = r->log;
 	const struct fl_entry *e = &log->entries[seq];
-	uint64_t start = e->sector << FLUSHLOG_SECTOR_SHIFT;
-	uint64_t len = (uint64_t)e->nr_sectors << FLUSHLOG_SECTOR_SHIFT;
+	uint64_t skip = first << FLUSHLOG_SECTOR_SHIFT;
+	uint64_t len = count << FLUSHLOG_SECTOR_SHIFT;
+	uint64_t start = (e->sector << FLUSHLOG_SECTOR_SHIFT) + skip;
 	int ret;
 
 	if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK)
 		return 0;
-	if (start + len > r->image_bytes)
+	/* 64-bit sums of 32-bit parts: none of these can wrap */
+	if (first + count > e->nr_sectors)
+		return entry_error(err, FL_ERR_ARG, seq, e->offset,
+				   "sectors to apply beyond the entry's", -EINVAL);
+	if (e->sector > r->image_bytes >> FLUSHLOG_SECTOR_SHIFT ||
+	    start + len > r->image_bytes)
 		return entry_error(err, FL_ERR_OUTPUT, seq, e->offset,
 				   "range ends beyond the end of the image", -ENOSPC);
 	if (e->op != FLUSHLOG_OP_WRITE) {
@@ -504,10 +534,33 @@ apply_entry(struct fl_replay *r, uint64_t seq, struct fl_error *err)
 		return entry_error(err, FL_ERR_LOG, seq, e->offset,
 				   "write logged without its data (a no_data log) cannot be replayed",
 				   -ENODATA);
+	if (!first && count == e->nr_sectors)
+		len = e->data_len;
+	else if (skip + len > e->data_len)
+		return entry_error(err, FL_ERR_LOG, seq, e->offset,
+				   "sectors to apply beyond the entry's data", -EINVAL);
 	ret = check_data(r, seq, err);
 	if (ret)
 		return ret;
-	return write_data(r, seq, 0, e->data_len, start, err);
+	return write_data(r, seq, skip, len, start, err);
+}
+
+static int
+apply_piece(void *arg, uint64_t seq, uint64_t first, uint64_t count)
+{
+	struct fl_replay *r = arg;
+
+	return apply_sectors(r, seq, first, count, r->err);
+}
+
+/* Entry seq's sectors [first, first + count), less what newer ones hold. */
+static int
+apply_newest(struct fl_replay *r, uint64_t seq, uint64_t first,
+	     uint64_t count, struct fl_error *err)
+{
+	r->err = err;
+	return fl_newer_apply(&r->newer, r->log, seq, first, count,
+			      apply_piece, r, err);
 }
 
 /*
@@ -584,7 +637,8 @@ fl_replay_to(struct fl_replay *r, uint64_t nr_applied, struct fl_error *err)
 	r->read_limit = read_ahead_limit(r, nr_applied, &to_read);
 	start_prefetch(r, nr_applied, to_read);
 	for (; r->pos < nr_applied; r->pos++) {
-		ret = apply_entry(r, r->pos, err);
+		ret = apply_newest(r, r->pos, 0,
+				   log->entries[r->pos].nr_sectors, err);
 		if (ret)
 			break;
 		if (r->progress && log->entries[r->pos].offset >= r->next_report) {
@@ -632,60 +686,40 @@ fl_replay_close(struct fl_replay *r)
 	if (!r)
 		return;
 	fl_window_free(&r->window);
+	fl_newer_free(&r->newer);
 	free(r);
-}
-
-/* Entry seq's sectors [first, first + count) only: a torn write. */
-static int
-apply_part(struct fl_replay *r, uint64_t seq, uint64_t first, uint64_t count,
-	   struct fl_error *err)
-{
-	const struct fl_log *log = r->log;
-	const struct fl_entry *e = &log->entries[seq];
-	uint64_t off, len = count << FLUSHLOG_SECTOR_SHIFT;
-	uint64_t skip = first << FLUSHLOG_SECTOR_SHIFT;
-	int ret;
-
-	/* 64-bit sums of 32-bit parts: none of these can wrap */
-	if (e->op != FLUSHLOG_OP_WRITE || (e->flags & FLUSHLOG_F_NO_DATA) ||
-	    first + count > e->nr_sectors || skip + len > e->data_len)
-		return entry_error(err, FL_ERR_ARG, seq, e->offset,
-				   "only a write with its data can be torn", -EINVAL);
-	if (e->sector > (r->image_bytes >> FLUSHLOG_SECTOR_SHIFT) ||
-	    (e->sector << FLUSHLOG_SECTOR_SHIFT) + skip + len > r->image_bytes)
-		return entry_error(err, FL_ERR_OUTPUT, seq, e->offset,
-				   "range ends beyond the end of the image", -ENOSPC);
-	off = (e->sector << FLUSHLOG_SECTOR_SHIFT) + skip;
-	ret = check_data(r, seq, err);
-	if (ret)
-		return ret;
-	return write_data(r, seq, skip, len, off, err);
 }
 
 /*
  * The entries a state applies, in log order, as (entry, first sector,
  * sector count): the first s->base whole, the extras whole, the torn one
- * in part.  from: skip the first entries.
+ * in part; each less what newer entries applied before it hold.  from:
+ * the image holds the first entries already.
  */
 static int
-for_each_applied(const struct fl_log *log, const struct fl_state *s,
-		 uint64_t from,
+for_each_applied(struct fl_replay *r, const struct fl_state *s, uint64_t from,
 		 int (*fn)(void *arg, uint64_t seq, uint64_t first, uint64_t count),
 		 void *arg)
 {
+	const struct fl_log *log = r->log;
 	bool torn_done = s->torn == FL_NO_ENTRY;
+	struct fl_newer *m = &r->newer;
 	unsigned int i = 0;
-	int ret = 0;
+	int ret;
 
+	ret = note_applied(r, from, r->err);
 	for (uint64_t j = from; j < s->base && !ret; j++)
-		ret = fn(arg, j, 0, log->entries[j].nr_sectors);
+		ret = fl_newer_apply(m, log, j, 0, log->entries[j].nr_sectors,
+				     fn, arg, r->err);
 	while (!ret && (i < s->nr_extra || !torn_done)) {
 		if (!torn_done && (i == s->nr_extra || s->torn < s->extra[i])) {
-			ret = fn(arg, s->torn, s->torn_first, s->torn_count);
+			ret = fl_newer_apply(m, log, s->torn, s->torn_first,
+					     s->torn_count, fn, arg, r->err);
 			torn_done = true;
 		} else {
-			ret = fn(arg, s->extra[i], 0,
-				 log->entries[s->extra[i]].nr_sectors);
+			ret = fl_newer_apply(m, log, s->extra[i], 0,
+					     log->entries[s->extra[i]].nr_sectors,
+					     fn, arg, r->err);
 			i++;
 		}
 	}
@@ -748,7 +782,7 @@ restore_entry(void *arg, uint64_t seq, uint64_t first, uint64_t count)
 		uint64_t b = kept->v[i].end < end ? kept->v[i].end : end;
 
 		if (e->op == FLUSHLOG_OP_WRITE) {
-			ret = apply_part(r, seq, a - e->sector, b - a, r->err);
+			ret = apply_sectors(r, seq, a - e->sector, b - a, r->err);
 		} else {
 			ret = r->nr_iov ? write_run(r, r->err) : 0;
 			if (!ret)
@@ -774,7 +808,7 @@ keep_discards(struct fl_replay *r, int base_fd, const struct fl_state *s,
 
 	r->kept = &kept;
 	r->err = err;
-	ret = for_each_applied(r->log, s, 0, note_discard, r);
+	ret = for_each_applied(r, s, 0, note_discard, r);
 	if (ret) {
 		fl_set_error(err, FL_ERR_OUTPUT, FL_NO_ENTRY, FL_NO_ENTRY,
 			     "out of memory listing discarded sectors");
@@ -799,22 +833,11 @@ keep_discards(struct fl_replay *r, int base_fd, const struct fl_state *s,
 		}
 	}
 	if (!ret && kept.n)
-		ret = for_each_applied(r->log, s, 0, restore_entry, r);
+		ret = for_each_applied(r, s, 0, restore_entry, r);
 out:
 	fl_ranges_free(&kept);
 	r->kept = NULL;
 	return ret;
-}
-
-static int
-apply_one(void *arg, uint64_t seq, uint64_t first, uint64_t count)
-{
-	struct fl_replay *r = arg;
-	const struct fl_entry *e = &r->log->entries[seq];
-
-	if (first || count != e->nr_sectors)
-		return apply_part(r, seq, first, count, r->err);
-	return apply_entry(r, seq, r->err);
 }
 
 int
@@ -829,7 +852,7 @@ fl_state_apply_base(struct fl_log *log, int image_fd, int base_fd,
 		return ret;
 	r->err = err;
 	/* the extras and the torn entry, merged in log order */
-	ret = for_each_applied(log, s, s->base, apply_one, r);
+	ret = for_each_applied(r, s, s->base, apply_piece, r);
 	if (!ret && s->keep_discards)
 		ret = keep_discards(r, base_fd, s, err);
 	if (r->nr_iov) {

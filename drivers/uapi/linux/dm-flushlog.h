@@ -51,7 +51,11 @@
  *  - at the crash point of entry k (in durability order), every write W
  *    after k with W.submit_tick < entry k's complete_tick had been
  *    submitted but was not yet guaranteed: it may or may not be on the
- *    media.
+ *    media;
+ *  - where two entries overlap, one submitted after the other completed
+ *    holds the shared sectors, whichever of them comes first in
+ *    durability order (a FUA write overtakes an older write that waits
+ *    for its flush).
  *
  * Integrity.  Each header carries a CRC32C of itself and one of its data.
  * The super block is rewritten at a clean shutdown with the entry count and

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A write issued after another write completed replaces it where the two
+ * overlap, whatever order a log puts them in.  Durability order can put
+ * the newer one first: a write W that completed into the disk's cache
+ * waits there for a flush, and a FUA write X to the same sectors, issued
+ * after W completed, is durable as soon as it completes, before the flush
+ * that makes W durable.  Applied in that order, W would leave its older
+ * data over X's.  So an entry that overtook an older one is marked, and
+ * replay keeps, for the sectors such entries wrote, the tick they were
+ * issued at: an entry applied later leaves those of them alone that were
+ * issued after it completed.  Only what a state really applies counts: if
+ * X is not in a state (still in flight at its crash point), W's data is
+ * what the disk may hold there.
+ *
+ * Two writes in flight together may reach the disk in either order; the
+ * log's order stands for them, as for a log without ticks.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static bool
+changes_data(const struct fl_entry *e)
+{
+	return e->op != FLUSHLOG_OP_FLUSH && e->op != FLUSHLOG_OP_MARK;
+}
+
+/*
+ * An entry overtakes if a later one in the log completed before it was
+ * issued.  One pass from the end, keeping the earliest completion seen.
+ */
+void
+fl_log_mark_overtaking(struct fl_log *log)
+{
+	uint64_t earliest = UINT64_MAX;
+
+	log->first_overtaking = FL_NO_ENTRY;
+	for (uint64_t i = log->info.nr_entries; i-- > 0;) {
+		struct fl_entry *e = &log->entries[i];
+
+		e->flags &= ~FL_ENTRY_OVERTAKES;
+		if (!log->info.has_ticks || !changes_data(e))
+			continue;
+		if (e->submit_tick > earliest) {
+			e->flags |= FL_ENTRY_OVERTAKES;
+			log->first_overtaking = i;
+		}
+		if (e->complete_tick < earliest)
+			earliest = e->complete_tick;
+	}
+}
+
+void
+fl_newer_clear(struct fl_newer *m)
+{
+	m->n = 0;
+}
+
+void
+fl_newer_free(struct fl_newer *m)
+{
+	free(m->v);
+	*m = (struct fl_newer){ 0 };
+}
+
+/* The first range ending after sector at. */
+static size_t
+newer_find(const struct fl_newer *m, uint64_t at)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->v[mid].end <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Take [start, end) out of the map; then put it back with tick, if asked. */
+static int
+newer_set(struct fl_newer *m, uint64_t start, uint64_t end, bool set,
+	  uint64_t tick)
+{
+	size_t i = newer_find(m, start), j = i, add = set;
+	struct fl_newer_range head = { 0 }, tail = { 0 };
+	bool has_head = false, has_tail = false;
+
+	if (i < m->n && m->v[i].start < start) {
+		head = m->v[i];
+		head.end = start;
+		has_head = true;
+	}
+	while (j < m->n && m->v[j].start < end)
+		j++;
+	if (j > i && m->v[j - 1].end > end) {
+		tail = m->v[j - 1];
+		tail.start = end;
+		has_tail = true;
+	}
+	add += has_head + has_tail;
+	if (i == j && !add)
+		return 0;
+	if (m->n - (j - i) + add > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 16;
+		struct fl_newer_range *v;
+
+		while (cap < m->n + add)
+			cap *= 2;
+		v = realloc(m->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->v = v;
+		m->cap = cap;
+	}
+	memmove(&m->v[i + add], &m->v[j], (m->n - j) * sizeof(*m->v));
+	m->n = m->n - (j - i) + add;
+	if (has_head)
+		m->v[i++] = head;
+	if (set)
+		m->v[i++] = (struct fl_newer_range){ start, end, tick };
+	if (has_tail)
+		m->v[i] = tail;
+	return 0;
+}
+
+/*
+ * Sectors [first, first + count) of entry seq are to be applied: call
+ * fn on each run of them that no newer entry already applied holds, and
+ * note what the entry now holds.  fn NULL: only note it (the entries an
+ * image already has).
+ */
+int
+fl_newer_apply(struct fl_newer *m, const struct fl_log *log, uint64_t seq,
+	       uint64_t first, uint64_t count,
+		       int (*fn)(void *arg, uint64_t seq, uint64_t first, uint64_t count),
+	       void *arg, struct fl_error *err)
+{
+	const struct fl_entry *e = &log->entries[seq];
+	uint64_t at = e->sector + first, end = at + count, stop;
+	bool overtakes = e->flags & FL_ENTRY_OVERTAKES;
+	int ret = 0;
+
+	if (!changes_data(e) || (!m->n && !overtakes))
+		return fn ? fn(arg, seq, first, count) : 0;
+	for (size_t i = newer_find(m, at); at < end && !ret; at = stop) {
+		const struct fl_newer_range *held = NULL;
+
+		if (i < m->n && m->v[i].start < end)
+			held = &m->v[i];
+		if (held && held->start <= at) {
+			stop = held->end < end ? held->end : end;
+			if (held->tick > e->complete_tick) {
+				i++;	/* issued after e completed: it stays */
+				continue;
+			}
+		} else {
+			stop = held ? held->start : end;
+		}
+		ret = fn ? fn(arg, seq, at - e->sector, stop - at) : 0;
+		if (!ret && newer_set(m, at, stop, overtakes, e->submit_tick))
+			return fl_set_error(err, FL_ERR_OUTPUT, seq, e->offset,
+					    "out of memory noting which sectors entry %" PRIu64 " holds",
+					    seq), -ENOMEM;
+		i = newer_find(m, stop);
+	}
+	return ret;
+}
