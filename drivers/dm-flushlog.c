@@ -11,6 +11,7 @@
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/crc32c.h>
+#include <linux/xxhash.h>
 #include <linux/device-mapper.h>
 #include <linux/dm-flushlog.h>
 #include <linux/highmem.h>
@@ -126,6 +127,7 @@ struct flushlog_c {
 	struct dm_table *table;		/* and from another target of its table */
 	bool on_full_fail;	/* fail writes when the log cannot take them */
 	bool no_data;		/* log headers only */
+	bool data_crc32c;	/* data checksums CRC32C, not XXH64 */
 	unsigned int max_pending_mib;	/* 0: the default, not in the table */
 	u64 max_pending;	/* bytes of logging memory allowed */
 	u32 log_block_size;	/* bytes; one entry header each */
@@ -581,20 +583,26 @@ static int flushlog_end_io(struct dm_target *ti, struct bio *bio,
 	return DM_ENDIO_DONE;
 }
 
-static u32 data_crc(struct pending_entry *e)
+/* Data checksums: see FLUSHLOG_SF_DATA_XXH64 for why XXH64 by default. */
+static u32 data_checksum(struct flushlog_c *fc, struct pending_entry *e)
 {
 	u32 crc = ~0U, left = e->data_len;
+	struct xxh64_state xxh;
 	unsigned int i;
 
+	xxh64_reset(&xxh, 0);
 	for (i = 0; left; i++) {
 		u32 len = min_t(u32, left, PAGE_SIZE);
 		void *p = kmap_local_page(entry_data(e)[i]);
 
-		crc = crc32c(crc, p, len);
+		if (fc->data_crc32c)
+			crc = crc32c(crc, p, len);
+		else
+			xxh64_update(&xxh, p, len);
 		kunmap_local(p);
 		left -= len;
 	}
-	return ~crc;
+	return fc->data_crc32c ? ~crc : (u32)xxh64_digest(&xxh);
 }
 
 static void fill_header(struct flushlog_c *fc, struct pending_entry *e)
@@ -610,7 +618,7 @@ static void fill_header(struct flushlog_c *fc, struct pending_entry *e)
 	h->data_len = cpu_to_le32(e->data_len);
 	h->op = cpu_to_le16(e->op);
 	h->flags = cpu_to_le16(e->flags);
-	h->data_crc = cpu_to_le32(e->data_len ? data_crc(e) : 0);
+	h->data_crc = cpu_to_le32(e->data_len ? data_checksum(fc, e) : 0);
 	h->submit_tick = cpu_to_le64(e->submit_tick);
 	h->complete_tick = cpu_to_le64(e->complete_tick);
 	h->time_ns = cpu_to_le64(e->time_ns);
@@ -749,6 +757,8 @@ static int write_super(struct flushlog_c *fc, enum flushlog_state state)
 	page = mempool_alloc(fc->page_pool, GFP_NOIO);
 	if (fc->no_data)
 		flags |= FLUSHLOG_SF_NO_DATA;
+	if (!fc->data_crc32c)
+		flags |= FLUSHLOG_SF_DATA_XXH64;
 	if (READ_ONCE(fc->filled))
 		flags |= FLUSHLOG_SF_FULL;
 	if (READ_ONCE(fc->state) == LOGGING_ERROR)
@@ -905,9 +915,9 @@ static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 			  struct dm_target *ti)
 {
 	static const struct dm_arg _args[] = {
-		{0, 3, "Invalid number of feature arguments"},
+		{0, 4, "Invalid number of feature arguments"},
 	};
-	bool have_on_full = false;
+	bool have_on_full = false, have_checksum = false;
 	unsigned int argc, mib;
 	const char *arg;
 	char dummy;
@@ -936,6 +946,18 @@ static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 				fc->on_full_fail = true;
 			} else if (strcmp(arg + 8, "stop")) {
 				ti->error = "Invalid on_full value (expected stop or fail)";
+				return -EINVAL;
+			}
+		} else if (!strncmp(arg, "data_checksum=", 14)) {
+			if (have_checksum) {
+				ti->error = "Duplicate data_checksum argument";
+				return -EINVAL;
+			}
+			have_checksum = true;
+			if (!strcmp(arg + 14, "crc32c")) {
+				fc->data_crc32c = true;
+			} else if (strcmp(arg + 14, "xxh64")) {
+				ti->error = "Invalid data_checksum (expected xxh64 or crc32c)";
 				return -EINVAL;
 			}
 		} else if (!strncmp(arg, "max_pending=", 12)) {
@@ -1030,7 +1052,8 @@ static int create_pools(struct flushlog_c *fc, struct dm_target *ti)
 		ti->error = "Cannot allocate memory pools";
 		return -ENOMEM;
 	}
-	fc->wq = alloc_ordered_workqueue("dm-" DM_MSG_PREFIX, WQ_MEM_RECLAIM);
+	fc->wq = alloc_ordered_workqueue("dm-" DM_MSG_PREFIX "/%s", WQ_MEM_RECLAIM,
+					 dm_table_device_name(ti->table));
 	if (!fc->wq) {
 		ti->error = "Cannot allocate workqueue";
 		return -ENOMEM;
@@ -1049,6 +1072,8 @@ static int create_pools(struct flushlog_c *fc, struct dm_target *ti)
  *   on_full=fail     fail writes the log cannot take: -ENOSPC when they do
  *                    not fit, -EIO once a log write failed
  *   no_data          log the headers of writes but not their data
+ *   data_checksum=xxh64|crc32c
+ *                    the data's checksum (xxh64)
  *   max_pending=MiB  memory for writes not yet on the log device (64)
  *
  * The log starts afresh when the table is first resumed.
@@ -1238,7 +1263,7 @@ static void flushlog_status(struct dm_target *ti, status_type_t type,
 		break;
 	case STATUSTYPE_TABLE:
 		nr_features = fc->on_full_fail + fc->no_data +
-			      !!fc->max_pending_mib;
+			      fc->data_crc32c + !!fc->max_pending_mib;
 		DMEMIT("%s %s", fc->data_dev->name, fc->log_dev->name);
 		if (nr_features)
 			DMEMIT(" %u", nr_features);
@@ -1246,6 +1271,8 @@ static void flushlog_status(struct dm_target *ti, status_type_t type,
 			DMEMIT(" on_full=fail");
 		if (fc->no_data)
 			DMEMIT(" no_data");
+		if (fc->data_crc32c)
+			DMEMIT(" data_checksum=crc32c");
 		if (fc->max_pending_mib)
 			DMEMIT(" max_pending=%u", fc->max_pending_mib);
 		break;

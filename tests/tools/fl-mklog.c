@@ -19,6 +19,8 @@
  *                              script order whatever it says (flushlog
  *                              format, without -e)
  *   nodata                     a no_data log: writes without their data
+ *   checksum xxh64|crc32c      the data checksum (default crc32c; xxh64
+ *                              sets FLUSHLOG_SF_DATA_XXH64)
  *   write SECTOR NR [fua] [preflush] [meta] [sync] [seed N] [ticks S C]
  *   discard|zeroes|erase SECTOR NR [ticks S C]
  *   flush [ticks S C]
@@ -52,7 +54,7 @@ enum fmt { FMT_FLUSHLOG, FMT_LOG_WRITES };
 static enum fmt format = FMT_FLUSHLOG;
 static uint64_t dev_sectors = 2048;
 static uint32_t dev_block = 512, log_block = 512;
-static int dirty, nodata, list_layout;
+static int dirty, nodata, list_layout, data_xxh64;
 static uint32_t version = FLUSHLOG_VERSION_DURABILITY_ORDER;
 static unsigned char *disk;
 static FILE *log_file;
@@ -142,7 +144,9 @@ emit_flushlog(const struct op *o, const unsigned char *data)
 	h.data_len = htole32(o->data_len);
 	h.op = htole16(o->op);
 	h.flags = htole16(o->flags);
-	h.data_crc = htole32(data ? fl_crc32c(data, o->data_len) : 0);
+	h.data_crc = htole32(!data ? 0 : data_xxh64 ?
+			     (uint32_t)fl_xxh64(data, o->data_len) :
+			     fl_crc32c(data, o->data_len));
 	h.submit_tick = htole64(o->submit);
 	h.complete_tick = htole64(o->complete);
 	h.time_ns = htole64(o->complete * 1000);
@@ -349,7 +353,8 @@ write_super(void)
 		sb.used_sectors = htole64(dirty ? 0 : log_off / 512);
 		sb.state = htole32(dirty ? FLUSHLOG_STATE_DIRTY :
 				   FLUSHLOG_STATE_CLEAN);
-		sb.flags = htole32(nodata ? FLUSHLOG_SF_NO_DATA : 0);
+		sb.flags = htole32((nodata ? FLUSHLOG_SF_NO_DATA : 0) |
+				   (data_xxh64 ? FLUSHLOG_SF_DATA_XXH64 : 0));
 		memcpy(sb.uuid, uuid, sizeof(uuid));
 		memcpy(&sb.log_id, uuid, 8);
 		sb.create_time_ns = htole64(1);
@@ -438,6 +443,11 @@ run_script(FILE *in)
 		}
 		if (!strcmp(tok[0], "nodata") && !started) {
 			nodata = 1;
+			continue;
+		}
+		if (!strcmp(tok[0], "checksum") && n == 2 && !started &&
+		    (!strcmp(tok[1], "xxh64") || !strcmp(tok[1], "crc32c"))) {
+			data_xxh64 = !strcmp(tok[1], "xxh64");
 			continue;
 		}
 		if (!started) {

@@ -23,6 +23,7 @@
 
 uint32_t fl_crc32c(const void *buf, size_t len);
 uint32_t fl_crc32c_update(uint32_t crc, const void *buf, size_t len);
+uint64_t fl_xxh64(const void *buf, size_t len);	/* seed 0 */
 
 enum fl_format {
 	FL_FORMAT_FLUSHLOG = 1,		/* dm-flushlog, this header's format */

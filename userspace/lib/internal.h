@@ -66,8 +66,8 @@ int fl_window_read(struct fl_log_window *w, uint64_t off, size_t len,
 		   struct fl_error *err);
 int fl_window_header(struct fl_log_window *w, uint64_t off, size_t len,
 		     const unsigned char **data, struct fl_error *err);
-int fl_window_crc(struct fl_log_window *w, uint64_t off, uint64_t len,
-		  uint32_t *crc, struct fl_error *err);
+int fl_window_checksum(struct fl_log_window *w, uint64_t off, uint64_t len,
+		       uint32_t *sum, struct fl_error *err);
 
 static inline bool
 fl_window_holds(const struct fl_log_window *w, uint64_t off, uint64_t len)
@@ -112,6 +112,31 @@ int fl_ranges_update(struct fl_ranges *s, const struct fl_entry *e);
 void fl_ranges_free(struct fl_ranges *s);
 /* The first range ending after sector at (touching: or at it). */
 size_t fl_ranges_find(const struct fl_ranges *s, uint64_t at, bool touching);
+
+/*
+ * The data checksum of a log: CRC32C, or with FLUSHLOG_SF_DATA_XXH64 the
+ * low 32 bits of XXH64 (xxh64.c), fed in pieces.
+ */
+struct fl_xxh64 {
+	uint64_t v[4], total;
+	unsigned char mem[32];
+	size_t held;
+};
+
+struct fl_data_sum {
+	bool xxh64;
+	uint32_t crc;
+	struct fl_xxh64 x;
+};
+
+void fl_xxh64_init(struct fl_xxh64 *s);
+void fl_xxh64_update(struct fl_xxh64 *s, const void *buf, size_t len);
+uint64_t fl_xxh64_final(const struct fl_xxh64 *s);
+void fl_data_sum_init(struct fl_data_sum *s, const struct fl_log *log);
+void fl_data_sum_update(struct fl_data_sum *s, const void *buf, size_t len);
+uint32_t fl_data_sum_final(const struct fl_data_sum *s);
+uint32_t fl_data_checksum(const struct fl_log *log, const void *buf,
+			  size_t len);
 
 /*
  * What the entries an image holds that overtook older ones (overtake.c)

@@ -314,26 +314,27 @@ fl_window_header(struct fl_log_window *w, uint64_t off, size_t len,
 	return fl_window_read(w, off, len, off + ahead, data, err);
 }
 
-/* The CRC32C of the log bytes [off, off + len), read a window at a time. */
+/* The data checksum of the log bytes [off, off + len), a window at a time. */
 int
-fl_window_crc(struct fl_log_window *w, uint64_t off, uint64_t len,
-	      uint32_t *crc, struct fl_error *err)
+fl_window_checksum(struct fl_log_window *w, uint64_t off, uint64_t len,
+		   uint32_t *sum, struct fl_error *err)
 {
 	const unsigned char *p;
-	uint32_t c = ~0U;
+	struct fl_data_sum s;
 	int ret;
 
+	fl_data_sum_init(&s, w->log);
 	while (len) {
 		size_t n = len < w->cap ? len : w->cap;
 
 		ret = fl_window_read(w, off, n, off + len, &p, err);
 		if (ret)
 			return ret;
-		c = fl_crc32c_update(c, p, n);
+		fl_data_sum_update(&s, p, n);
 		off += n;
 		len -= n;
 	}
-	*crc = ~c;
+	*sum = fl_data_sum_final(&s);
 	return 0;
 }
 

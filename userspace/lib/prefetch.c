@@ -141,7 +141,8 @@ check(struct fl_prefetch *p, struct pf_buf *b, uint64_t seq)
 
 	if (!fl_entry_needs_crc(p->log, e))
 		return 0;
-	crc = fl_crc32c(b->data + (data_offset(p, e) - b->lo), e->data_len);
+	crc = fl_data_checksum(p->log, b->data + (data_offset(p, e) - b->lo),
+			       e->data_len);
 	if (crc == e->data_crc)
 		return 0;
 	fl_set_error(&b->err, FL_ERR_LOG, seq, e->offset,

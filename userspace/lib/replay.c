@@ -359,11 +359,11 @@ check_data(struct fl_replay *r, uint64_t seq, struct fl_error *err)
 		return 0;
 	if (e->data_len <= r->window.cap) {
 		ret = entry_data(r, seq, 0, e->data_len, &data, err);
-		crc = ret ? 0 : fl_crc32c(data, e->data_len);
+		crc = ret ? 0 : fl_data_checksum(r->log, data, e->data_len);
 	} else {
 		ret = r->nr_iov ? write_run(r, err) : 0;
 		if (!ret)
-			ret = fl_window_crc(&r->window, e->offset +
+			ret = fl_window_checksum(&r->window, e->offset +
 					    r->log->info.log_block_size,
 					    e->data_len, &crc, err);
 	}

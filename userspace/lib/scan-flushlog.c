@@ -253,7 +253,7 @@ read_slot(const struct fl_log *log, struct fl_log_window *w, uint64_t off,
 		return 0;
 	}
 	if (verify_data && e->data_len) {
-		ret = fl_window_crc(w, off + info->log_block_size, e->data_len,
+		ret = fl_window_checksum(w, off + info->log_block_size, e->data_len,
 				    &want, err);
 		if (ret)
 			return ret;

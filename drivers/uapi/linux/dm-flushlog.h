@@ -57,7 +57,10 @@
  *    durability order (a FUA write overtakes an older write that waits
  *    for its flush).
  *
- * Integrity.  Each header carries a CRC32C of itself and one of its data.
+ * Integrity.  Each header carries a CRC32C of itself and a checksum of its
+ * data: CRC32C, or with FLUSHLOG_SF_DATA_XXH64 the low 32 bits of XXH64
+ * with seed 0 (the kernel's xxh64(buf, len, 0)), which costs far less than
+ * CRC32C where the CRC instruction is emulated.
  * The super block is rewritten at a clean shutdown with the entry count and
  * FLUSHLOG_STATE_CLEAN; while it says DIRTY, a reader takes entries until
  * the first one whose magic, log_id, seq or checksums do not match: that is
@@ -94,8 +97,9 @@ enum flushlog_state {
 #define FLUSHLOG_SF_NO_DATA	(1U << 0)	/* writes logged without data */
 #define FLUSHLOG_SF_FULL	(1U << 1)	/* log filled: see on_full */
 #define FLUSHLOG_SF_ERROR	(1U << 2)	/* log I/O failed, logging stopped */
+#define FLUSHLOG_SF_DATA_XXH64	(1U << 3)	/* data_crc: XXH64, not CRC32C */
 #define FLUSHLOG_SF_ALL		(FLUSHLOG_SF_NO_DATA | FLUSHLOG_SF_FULL | \
-				 FLUSHLOG_SF_ERROR)
+				 FLUSHLOG_SF_ERROR | FLUSHLOG_SF_DATA_XXH64)
 
 /*
  * The super block, at byte 0 of the log device.
@@ -157,7 +161,7 @@ struct flushlog_entry {
 	__le32	data_len;	/* bytes of data after this header */
 	__le16	op;		/* enum flushlog_op */
 	__le16	flags;		/* FLUSHLOG_F_* */
-	__le32	data_crc;	/* CRC32C of the data_len bytes of data */
+	__le32	data_crc;	/* checksum of the data_len bytes of data */
 	__le64	submit_tick;	/* tick when the target issued the bio */
 	__le64	complete_tick;	/* tick when the bio completed */
 	__le64	time_ns;	/* CLOCK_MONOTONIC at completion */
