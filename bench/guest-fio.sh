@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # In the guest (make bench): fio throughput through dm-linear, dm-flushlog
-# and dm-log-writes on the same disks, and the bytes each wrote to the log
+# (XXH64 data checksums, the default, and CRC32C) and dm-log-writes on the
+# same disks, and the bytes each wrote to the log
 # device (as the log disk counts them).
 # Prints "target job KiB/s data-bytes log-bytes peak-memory" lines, ROUNDS
 # (argument, default 3) times each; peak memory is flushlog's own count of
@@ -28,13 +29,14 @@ log_sectors_written() {
 
 # Rounds in rotating order; bench/run takes each pairing's median.
 rounds=${1:-3}
-targets=(linear flushlog log-writes)
+targets=(linear flushlog flushlog-crc32c log-writes)
 for ((round = 0; round < rounds; round++)); do
-	for ((t = 0; t < 3; t++)); do
-		target=${targets[(t + round) % 3]}
+	for ((t = 0; t < ${#targets[@]}; t++)); do
+		target=${targets[(t + round) % ${#targets[@]}]}
 		for job in fsync8 dsync; do
 			case $target in
 			linear) table="0 $sz linear $data 0" ;;
+			flushlog-crc32c) table="0 $sz flushlog $data $log 1 data_checksum=crc32c" ;;
 			*) table="0 $sz $target $data $log" ;;
 			esac
 			# fresh, equal disks for every run
@@ -47,7 +49,7 @@ for ((round = 0; round < rounds; round++)); do
 			dsync) r=$(run_fio dsync --rw=randwrite --bs=4k --sync=dsync --size=512m --io_size=6m) ;;
 			esac
 			peak=-
-			[ "$target" = flushlog ] && peak=$(dmsetup status bench | cut -d' ' -f11)
+			[[ $target == flushlog* ]] && peak=$(dmsetup status bench | cut -d' ' -f11)
 			dmsetup remove bench
 			sync
 			echo "$target $job $r $((($(log_sectors_written) - before) * 512)) $peak"
