@@ -20,4 +20,9 @@
 #define FLUSHLOG_HAVE_MODULE_DM
 #endif
 
+/* 6.9: bios carry their submitter's write lifetime hint (rw_hint.h) */
+#ifdef _LINUX_RW_HINT_H
+#define FLUSHLOG_HAVE_BIO_WRITE_HINT
+#endif
+
 #endif

@@ -11,7 +11,6 @@
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/crc32c.h>
-#include <linux/xxhash.h>
 #include <linux/device-mapper.h>
 #include <linux/dm-flushlog.h>
 #include <linux/highmem.h>
@@ -25,6 +24,7 @@
 #include <linux/uuid.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
+#include <linux/xxhash.h>
 #ifdef FLUSHLOG_OUT_OF_TREE
 #include "dm-flushlog-compat.h"
 #endif
@@ -148,6 +148,8 @@ struct flushlog_c {
 	sector_t reserved;		/* log sectors promised, super included */
 	u64 pending;			/* bytes charged to max_pending */
 	u64 peak_pending;
+	u64 charge_ticket;		/* the next charger's place in line */
+	u64 charge_turn;		/* the place whose turn it is */
 	unsigned int nr_log_bios;	/* in flight */
 	wait_queue_head_t pending_wait;	/* woken under lock: see uncharge */
 	wait_queue_head_t log_bios_wait;
@@ -206,19 +208,28 @@ static u32 flushlog_crc(const void *buf, size_t len)
 }
 
 /*
- * Memory budget.  Waking up under fc->lock keeps the waker from touching
- * fc after a waiter saw the condition and went on to free it.
+ * Memory budget.  Chargers take turns in arrival order, so that small
+ * writes that fit cannot keep a large one waiting for ever.  Waking up
+ * under fc->lock keeps the waker from touching fc after a waiter saw the
+ * condition and went on to free it.
  */
 static void charge_pending(struct flushlog_c *fc, u64 bytes)
 {
+	u64 ticket;
+
 	spin_lock_irq(&fc->lock);
+	ticket = fc->charge_ticket++;
 	/* what is ready gives its memory back once written: write it now */
 	if (fc->pending + bytes > fc->max_pending)
 		mod_delayed_work(fc->wq, &fc->log_work, 0);
-	wait_event_lock_irq(fc->pending_wait,
+	wait_event_lock_irq(fc->pending_wait, ticket == fc->charge_turn &&
 			    fc->pending + bytes <= fc->max_pending, fc->lock);
+	fc->charge_turn++;
 	fc->pending += bytes;
 	fc->peak_pending = max(fc->peak_pending, fc->pending);
+	/* the next in line may fit too */
+	if (waitqueue_active(&fc->pending_wait))
+		wake_up_all(&fc->pending_wait);
 	spin_unlock_irq(&fc->lock);
 }
 
@@ -492,6 +503,9 @@ static void submit_data_copy(struct flushlog_c *fc, struct bio *bio,
 				bio->bi_opf & ~REQ_POLLED, GFP_NOIO, &fc->bs);
 	copy->bi_iter.bi_sector = bio->bi_iter.bi_sector;
 	copy->bi_ioprio = bio->bi_ioprio;
+#ifdef FLUSHLOG_HAVE_BIO_WRITE_HINT
+	copy->bi_write_hint = bio->bi_write_hint;
+#endif
 	copy->bi_private = bio;
 	copy->bi_end_io = data_copy_end_io;
 	for (i = 0; left; i++) {
@@ -1052,7 +1066,7 @@ static int create_pools(struct flushlog_c *fc, struct dm_target *ti)
 		ti->error = "Cannot allocate memory pools";
 		return -ENOMEM;
 	}
-	fc->wq = alloc_ordered_workqueue("dm-" DM_MSG_PREFIX "/%s", WQ_MEM_RECLAIM,
+	fc->wq = alloc_ordered_workqueue(DM_MSG_PREFIX "/%s", WQ_MEM_RECLAIM,
 					 dm_table_device_name(ti->table));
 	if (!fc->wq) {
 		ti->error = "Cannot allocate workqueue";

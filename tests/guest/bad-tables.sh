@@ -58,11 +58,12 @@ echo "data checksums: xxh64 by default, crc32c on request, both replay"
 _flushlog_init fl "$data" "$log" on_full=fail no_data
 dmsetup table fl | grep -q "flushlog [0-9:]* [0-9:]* 2 on_full=fail no_data$" ||
 	_fail "table not echoed: $(dmsetup table fl)"
-# its log worker is named for the device, as dm-crypt's are (the
-# workqueue's rescuer thread shows the name)
+# its log worker is named for the device, as dm-crypt's are: the
+# workqueue's rescuer thread shows the name, cut to 15 characters
 dev=$(dmsetup info -c --noheadings -o major,minor --separator : fl | tr -d ' ')
-grep -qx "dm-flushlog/$dev" /proc/[0-9]*/comm 2>/dev/null ||
-	_fail "no dm-flushlog/$dev thread: $(cat /proc/[0-9]*/comm 2>/dev/null | grep flushlog)"
+name=flushlog/$dev
+grep -qx "${name:0:15}" /proc/[0-9]*/comm 2>/dev/null ||
+	_fail "no thread named ${name:0:15}: $(cat /proc/[0-9]*/comm 2>/dev/null | grep flushlog)"
 _flushlog_mark fl "$(printf '%064d' 0)"
 if _flushlog_mark fl "$(printf '%065d' 0)" 2>/dev/null; then
 	_fail "a 65-byte mark label was accepted"

@@ -76,9 +76,10 @@ echo "log sectors free: $free_before before and after"
 
 echo "== no_data headers: memory comes back"
 # MemFree moves by several MiB on its own (slab caches, per-cpu page lists
-# filling up): a warm-up of the same workload takes that growth first, and the
-# measured run is long enough that the old leak (a page per 8 entries, 39 MiB
-# over 80000) stands far above what is left of the noise.
+# filling up), now and then by 20 MiB and more in one run.  A leak does not
+# come and go: the old one (a page per 8 entries) took 19.6 MiB every
+# 40000 entries.  So after a warm-up, three runs of 40000 are measured one
+# by one, and it is a leak only if every one of them lost 8 MiB or more.
 _no_data_run() {
 	_flushlog_init fl "$data" "$log" no_data
 	dd if=/dev/zero of=/dev/mapper/fl bs=512 count="$1" oflag=direct status=none
@@ -87,11 +88,20 @@ _no_data_run() {
 	_flushlog_remove fl
 }
 _no_data_run 40000
-before=$(_mem_free_kib)
-_no_data_run 80000
-after=$(_mem_free_kib)
-echo "MemFree: $before KiB before, $after KiB after"
-((before - after < 8192)) || _fail "$((before - after)) KiB lost over 80000 no_data entries"
+least_lost=
+for round in 1 2 3; do
+	before=$(_mem_free_kib)
+	_no_data_run 40000
+	after=$(_mem_free_kib)
+	echo "round $round: MemFree $before KiB before, $after KiB after"
+	lost=$((before - after))
+	if [ -z "$least_lost" ] || ((lost < least_lost)); then
+		least_lost=$lost
+	fi
+	((least_lost < 8192)) && break
+done
+((least_lost < 8192)) ||
+	_fail "every round of 40000 no_data entries lost memory, the least $least_lost KiB"
 
 echo "== on_full=fail once the log device fails: writes fail"
 dmsetup create logdev --table "0 $(blockdev --getsz "$log") linear $log 0"
