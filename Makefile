@@ -6,15 +6,30 @@
 
 CC	?= cc
 CFLAGS	?= -O2 -g
+CPPFLAGS ?=
+LDFLAGS	?=
 PREFIX	?= /usr/local
+BINDIR	?= $(PREFIX)/bin
+LIBDIR	?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR	?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR	?=
 BUILD	?= build
+# -Werror in development and CI (make test sets it), never for users,
+# whose newer compilers may warn about what ours does not
+WERROR	?=
 SAN	?=
 CACHE	?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/flushlog
 VERSION	:= 0.1
 
-FL_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread \
-	     -Idrivers/uapi -Iuserspace/lib \
+# libflushlog's version: flushlog.h says it, the soname follows its major
+LIB_VERSION := $(shell sed -n 's/^\#define FL_LIB_VERSION_\(MAJOR\|MINOR\|PATCH\)[[:space:]]*\([0-9]*\).*/\2/p' userspace/lib/flushlog.h | paste -sd.)
+LIB_MAJOR := $(firstword $(subst ., ,$(LIB_VERSION)))
+LIB_SONAME := libflushlog.so.$(LIB_MAJOR)
+
+FL_CFLAGS := -std=gnu11 -Wall -Wextra $(if $(WERROR),-Werror) -D_GNU_SOURCE -pthread \
+	     -Idrivers/uapi -Iuserspace/lib $(CPPFLAGS) \
 	     -DFLUSHLOG_VERSION_STRING='"$(VERSION)"' $(SAN)
 
 LIB_SRCS := $(wildcard userspace/lib/*.c)
@@ -32,10 +47,19 @@ TOOLS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/%)
 UNITS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_PROGS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 MANS := $(wildcard userspace/man/*.1)
+MAN3 := $(wildcard userspace/man/*.3)
+# every function of the API gets a man3 name that leads to libflushlog(3)
+API_FUNCS = $(shell sed -n 's/^[[:space:]]*\(fl_[a-z0-9_]*\);$$/\1/p' userspace/lib/libflushlog.sym)
 
 Q := $(if $(V),,@)
 
-all: $(BUILD)/flushlog $(BUILD)/libflushlog.a $(SHIP)
+all: $(BUILD)/flushlog $(BUILD)/libflushlog.a $(BUILD)/$(LIB_SONAME) $(SHIP)
+
+# The library's objects serve the archive and the shared library alike,
+# position independent; the shared one exports only what
+# userspace/lib/libflushlog.sym names (the API of flushlog.h), as
+# libdevmapper and libblkid do, its other symbols local.
+$(LIB_OBJS): FL_CFLAGS += -fPIC
 
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -46,9 +70,28 @@ $(BUILD)/libflushlog.a: $(LIB_OBJS)
 	@echo "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+$(BUILD)/$(LIB_SONAME): $(LIB_OBJS) userspace/lib/libflushlog.sym
+	@echo "  LD      $@"
+	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(LIB_SONAME) \
+		-Wl,--version-script=userspace/lib/libflushlog.sym -Wl,-z,defs \
+		-o $@ $(LIB_OBJS)
+	$(Q)ln -sf $(LIB_SONAME) $(BUILD)/libflushlog.so
+
+# flushlog-format(5) is docs/log-format.md, the one text of the format,
+# made a man page by go-md2man
+$(BUILD)/man/flushlog-format.5: docs/log-format.md
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	$(Q){ printf '%% FLUSHLOG-FORMAT 5 "" "flushlog $(VERSION)" "File Formats"\n\n# NAME\n\nflushlog-format - the dm-flushlog log format\n\n'; \
+	      sed '1d' $<; } | go-md2man >$@.tmp && mv $@.tmp $@
+
+man: $(BUILD)/man/flushlog-format.5
+
+# The CLI links the archive: one file to install, and it uses nothing but
+# flushlog.h, which test 046 holds the exported symbols to.
 $(BUILD)/flushlog: $(CLI_OBJS) $(BUILD)/libflushlog.a
 	@echo "  LD      $@"
-	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) -o $@ $^
+	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^
 
 $(BUILD)/%: userspace/tools/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -116,8 +159,8 @@ fuzz: fuzz-progs
 # the debug kernel.  scripts/install-deps brings what a fresh Debian 12 lacks.
 test:
 	$(Q)scripts/install-deps test
-	$(Q)$(MAKE) -s test-progs
-	$(Q)$(MAKE) -s BUILD=$(BUILD)/asan CFLAGS="-O1 -g" \
+	$(Q)$(MAKE) -s WERROR=1 test-progs
+	$(Q)$(MAKE) -s WERROR=1 BUILD=$(BUILD)/asan CFLAGS="-O1 -g" \
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		test-progs
 	$(Q)tests/run --build $(BUILD) --asan-build $(BUILD)/asan --kernels "6.1 6.12 debug"
@@ -150,17 +193,45 @@ debug-kernel:
 	$(Q)scripts/install-deps kernel
 	$(Q)scripts/build-debug-kernel
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
-		$(DESTDIR)$(PREFIX)/include/linux $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 755 $(BUILD)/flushlog $(SHIP) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(BUILD)/libflushlog.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 userspace/lib/flushlog.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 drivers/uapi/linux/dm-flushlog.h \
-		$(DESTDIR)$(PREFIX)/include/linux/
-	install -m 644 $(MANS) $(DESTDIR)$(PREFIX)/share/man/man1/
+# Installs the CLI, libflushlog (shared, with its soname links, and the
+# archive), its headers (the format's under a folder of the project's own,
+# not include/linux, which is linux-libc-dev's), its pkg-config file and
+# the man pages.  Every directory is a variable: PREFIX, BINDIR, LIBDIR,
+# INCLUDEDIR, MANDIR, PKGCONFIGDIR, under DESTDIR.
+INSTALLED_LIB := $(LIBDIR)/libflushlog.so.$(LIB_VERSION) $(LIBDIR)/$(LIB_SONAME) \
+		 $(LIBDIR)/libflushlog.so $(LIBDIR)/libflushlog.a
+INSTALLED := $(BINDIR)/flushlog $(SHIP:$(BUILD)/%=$(BINDIR)/%) $(INSTALLED_LIB) \
+	     $(INCLUDEDIR)/flushlog.h $(INCLUDEDIR)/flushlog/linux/dm-flushlog.h \
+	     $(PKGCONFIGDIR)/libflushlog.pc $(MANS:userspace/man/%=$(MANDIR)/man1/%) \
+	     $(MAN3:userspace/man/%=$(MANDIR)/man3/%) $(API_FUNCS:%=$(MANDIR)/man3/%.3) \
+	     $(MANDIR)/man5/flushlog-format.5
+
+install: all man
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(INCLUDEDIR)/flushlog/linux $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
+	install -m 755 $(BUILD)/flushlog $(SHIP) $(DESTDIR)$(BINDIR)/
+	install -m 755 $(BUILD)/$(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libflushlog.so.$(LIB_VERSION)
+	ln -sf libflushlog.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libflushlog.so
+	install -m 644 $(BUILD)/libflushlog.a $(DESTDIR)$(LIBDIR)/
+	install -m 644 userspace/lib/flushlog.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 drivers/uapi/linux/dm-flushlog.h $(DESTDIR)$(INCLUDEDIR)/flushlog/linux/
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(LIB_VERSION)|; /^#/d' userspace/lib/libflushlog.pc.in \
+		>$(DESTDIR)$(PKGCONFIGDIR)/libflushlog.pc
+	install -m 644 $(MANS) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
+	for f in $(API_FUNCS); do \
+		echo '.so man3/libflushlog.3' >$(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; \
+	done
+	install -m 644 $(BUILD)/man/flushlog-format.5 $(DESTDIR)$(MANDIR)/man5/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/flushlog/linux $(DESTDIR)$(INCLUDEDIR)/flushlog 2>/dev/null
 
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test test-progs bench-progs fuzz fuzz-progs bench crashtest matrix patches debug-kernel install clean
+.PHONY: all test test-progs bench-progs fuzz fuzz-progs bench crashtest matrix patches debug-kernel man install uninstall clean

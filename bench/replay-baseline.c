@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <linux/falloc.h>
 
+#include "checksum.h"
 #include "flushlog.h"
 
 #define LW_MAGIC	0x6a736677736872ULL

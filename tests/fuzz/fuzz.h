@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "checksum.h"
 #include "flushlog.h"
 
 /* A broken invariant is a finding: abort, and libFuzzer saves the input. */

@@ -45,6 +45,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checksum.h"
 #include "flushlog.h"
 
 #define LW_MAGIC 0x6a736677736872ULL

@@ -45,6 +45,7 @@
 #include <sys/ioctl.h>
 #include <linux/fs.h>
 
+#include "checksum.h"
 #include "flushlog.h"
 
 #define BLOCK		4096

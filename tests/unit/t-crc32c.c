@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checksum.h"
 #include "flushlog.h"
 
 static uint32_t

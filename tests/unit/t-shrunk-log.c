@@ -3,9 +3,9 @@
  * A log that shrinks after it was opened gives an error naming the offset,
  * never SIGBUS: the log is opened, cut in the middle of a write's data,
  * and then replayed (fl_replay_to) and a state beyond the cut applied
- * (fl_state_apply).  Both must fail with FL_ERR_LOG, naming the entry and
- * the offset of the bytes that are gone; the replay applies the entries
- * before the cut.
+ * (fl_state_apply).  Both must fail with FL_ERR_IO (the log could not be
+ * read), naming the entry and the offset of the bytes that are gone; the
+ * replay applies the entries before the cut.
  *
  * usage: t-shrunk-log LOG WORKDIR (LOG is cut: pass a copy)
  */
@@ -27,9 +27,9 @@ expect_log_error(const char *what, int ret, const struct fl_error *err,
 	char offset[32];
 
 	snprintf(offset, sizeof(offset), "offset %" PRIu64, err->offset);
-	if (!ret || err->source != FL_ERR_LOG || err->entry != seq ||
+	if (!ret || err->source != FL_ERR_IO || err->entry != seq ||
 	    err->offset < at || !strstr(err->msg, offset)) {
-		fprintf(stderr, "%s: expected a log error at entry %" PRIu64 ", offset >= %" PRIu64 "; got %d, source %d, entry %" PRIu64 ", offset %" PRIu64 ": %s\n",
+		fprintf(stderr, "%s: expected a log read error at entry %" PRIu64 ", offset >= %" PRIu64 "; got %d, source %d, entry %" PRIu64 ", offset %" PRIu64 ": %s\n",
 			what, seq, at, ret, err->source, err->entry,
 			err->offset, err->msg);
 		exit(1);

@@ -144,6 +144,7 @@ cli_report(const struct cli_command *cmd, const struct fl_error *err)
 	fprintf(stderr, "flushlog %s: %s\n", cmd->name, err->msg);
 	switch (err->source) {
 	case FL_ERR_LOG:
+	case FL_ERR_IO:		/* unreadable: as corrupt, exit 3 */
 		return EXIT_BAD_LOG;
 	case FL_ERR_ARG:
 		return EXIT_USAGE;

@@ -304,7 +304,8 @@ replay(const struct cli_command *cmd, const struct replay_args *a,
 			fprintf(stderr, "\r\033[K");
 		if (!ret && !a->quiet)
 			say_cloned(cmd, a, r);
-		if (ret && !tmp_path && err.source == FL_ERR_LOG)
+		if (ret && !tmp_path &&
+		    (err.source == FL_ERR_LOG || err.source == FL_ERR_IO))
 			fprintf(stderr, "flushlog %s: '%s' holds the state after the first %" PRIu64 " entries\n",
 				cmd->name, a->output, fl_replay_position(r));
 		else if (ret && !tmp_path)

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * CRC32C (Castagnoli), as the log format defines it: init ~0, reflected,
  * final xor ~0.  On x86-64 with SSE4.2 three independent crc32q streams run

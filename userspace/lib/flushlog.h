@@ -1,13 +1,25 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libflushlog: read, index and replay write logs made by dm-flushlog (and
  * by the kernel's dm-log-writes target, or QEMU's blklogwrites driver).
  *
  * The library never prints and never exits: functions return 0 or a
- * negative errno and describe failures in a struct fl_error.
+ * negative errno and describe failures in a struct fl_error.  Build with
+ * $(pkg-config --cflags --libs libflushlog); see libflushlog(3).
  */
 #ifndef FLUSHLOG_H
 #define FLUSHLOG_H
+
+/*
+ * The library's version: the soname is libflushlog.so.MAJOR, and MAJOR
+ * changes only when the ABI breaks.  fl_version() says which version a
+ * program runs with, FL_LIB_VERSION which it was built against.
+ */
+#define FL_LIB_VERSION_MAJOR	1
+#define FL_LIB_VERSION_MINOR	0
+#define FL_LIB_VERSION_PATCH	0
+#define FL_LIB_VERSION	(FL_LIB_VERSION_MAJOR * 10000 + \
+			 FL_LIB_VERSION_MINOR * 100 + FL_LIB_VERSION_PATCH)
 
 #include <endian.h>
 #include <stdbool.h>
@@ -21,9 +33,8 @@
 #define fl_le32(x)	le32toh(x)
 #define fl_le64(x)	le64toh(x)
 
-uint32_t fl_crc32c(const void *buf, size_t len);
-uint32_t fl_crc32c_update(uint32_t crc, const void *buf, size_t len);
-uint64_t fl_xxh64(const void *buf, size_t len);	/* seed 0 */
+/* "1.0.0": the version of the library this program runs with */
+const char *fl_version(void);
 
 enum fl_format {
 	FL_FORMAT_FLUSHLOG = 1,		/* dm-flushlog, this header's format */
@@ -33,9 +44,11 @@ enum fl_format {
 /* What an error is about, so a caller can tell a bad log from the rest. */
 enum fl_error_source {
 	FL_ERR_NONE = 0,
-	FL_ERR_LOG,		/* the log is corrupt, torn or unreadable */
-	FL_ERR_ARG,		/* a caller's request cannot be met */
-	FL_ERR_OUTPUT,		/* the replay target failed */
+	FL_ERR_LOG,		/* the log is corrupt or torn */
+	FL_ERR_ARG,		/* a bad argument, or a request the log cannot meet */
+	FL_ERR_OUTPUT,		/* the image (the replay's target) failed */
+	FL_ERR_IO,		/* the log could not be opened or read */
+	FL_ERR_NOMEM,		/* out of memory */
 };
 
 #define FL_NO_ENTRY	UINT64_MAX
@@ -116,6 +129,9 @@ struct fl_log;
 
 int fl_log_open(const char *path, unsigned int flags, struct fl_log **logp,
 		struct fl_error *err);
+/* The same from an open file descriptor, which stays the caller's. */
+int fl_log_open_fd(int fd, unsigned int flags, struct fl_log **logp,
+		   struct fl_error *err);
 void fl_log_close(struct fl_log *log);
 const struct fl_log_info *fl_log_info(const struct fl_log *log);
 const struct fl_entry *fl_log_entries(const struct fl_log *log);

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libflushlog internals shared between its files; not installed. */
 #ifndef FLUSHLOG_INTERNAL_H
 #define FLUSHLOG_INTERNAL_H
@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "checksum.h"
 #include "flushlog.h"
 
 struct fl_mark {

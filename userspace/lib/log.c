@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Opening a log: recognise its format and build the in-memory index
  * (struct fl_entry, 56 bytes an entry) in one forward pass.  Reading it:
@@ -153,24 +153,35 @@ fl_log_add_entry(struct fl_log *log, const struct fl_entry *e,
 	return 0;
 }
 
+/*
+ * The log at path, or (path NULL) a duplicate of the caller's fd: the
+ * caller's stays the caller's to close.  Messages name it by path.
+ */
 static int
-open_log(struct fl_log *log, const char *path, struct fl_error *err)
+open_log(struct fl_log *log, const char *path, int fd, struct fl_error *err)
 {
+	char name[32];
 	struct stat st;
 	uint64_t size;
 
-	log->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (!path) {
+		snprintf(name, sizeof(name), "file descriptor %d", fd);
+		path = name;
+		log->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	} else {
+		log->fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
 	if (log->fd < 0)
-		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, FL_NO_ENTRY,
+		return fl_set_error(err, FL_ERR_IO, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "cannot open '%s': %s", path,
 				    strerror(errno)), -errno;
 	if (fstat(log->fd, &st) < 0)
-		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, FL_NO_ENTRY,
+		return fl_set_error(err, FL_ERR_IO, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "cannot stat '%s': %s", path,
 				    strerror(errno)), -errno;
 	if (S_ISBLK(st.st_mode)) {
 		if (ioctl(log->fd, BLKGETSIZE64, &size) < 0)
-			return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY,
+			return fl_set_error(err, FL_ERR_IO, FL_NO_ENTRY,
 					    FL_NO_ENTRY,
 					    "cannot get the size of '%s': %s",
 					    path, strerror(errno)), -errno;
@@ -209,13 +220,13 @@ fl_log_read(const struct fl_log *log, void *buf, size_t min, size_t max,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, off,
+			return fl_set_error(err, FL_ERR_IO, FL_NO_ENTRY, off,
 					    "cannot read the log at offset %" PRIu64 ": %s",
 					    off + *got, strerror(errno)), -errno;
 		if (!n) {
 			if (fstat(log->fd, &st) || !S_ISREG(st.st_mode))
 				st.st_size = (off_t)(off + *got);
-			return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, off,
+			return fl_set_error(err, FL_ERR_IO, FL_NO_ENTRY, off,
 					    "the log shrank to %" PRIu64 " bytes: cannot read %zu bytes at offset %" PRIu64,
 					    (uint64_t)st.st_size, min, off),
 			       -ENODATA;
@@ -338,21 +349,27 @@ fl_window_checksum(struct fl_log_window *w, uint64_t off, uint64_t len,
 	return 0;
 }
 
-int
-fl_log_open(const char *path, unsigned int flags, struct fl_log **logp,
-	    struct fl_error *err)
+static int
+log_open(const char *path, int fd, unsigned int flags, struct fl_log **logp,
+	 struct fl_error *err)
 {
 	struct fl_log *log;
 	uint64_t magic;
 	int ret;
 
+	char fd_name[32];
+
 	*logp = NULL;
 	log = calloc(1, sizeof(*log));
 	if (!log)
-		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, FL_NO_ENTRY,
+		return fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "out of memory"), -ENOMEM;
 	log->fd = -1;
-	ret = open_log(log, path, err);
+	ret = open_log(log, path, fd, err);
+	if (!path) {
+		snprintf(fd_name, sizeof(fd_name), "file descriptor %d", fd);
+		path = fd_name;
+	}
 	if (ret)
 		goto out_close;
 	ret = fl_log_pread(log, &magic, sizeof(magic), 0, err);
@@ -395,6 +412,27 @@ fl_log_open(const char *path, unsigned int flags, struct fl_log **logp,
 out_close:
 	fl_log_close(log);
 	return ret;
+}
+
+int
+fl_log_open(const char *path, unsigned int flags, struct fl_log **logp,
+	    struct fl_error *err)
+{
+	if (!path || !logp)
+		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
+				    "no log path or result pointer"), -EINVAL;
+	return log_open(path, -1, flags, logp, err);
+}
+
+int
+fl_log_open_fd(int fd, unsigned int flags, struct fl_log **logp,
+	       struct fl_error *err)
+{
+	if (fd < 0 || !logp)
+		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
+				    "bad file descriptor %d or no result pointer",
+				    fd), -EINVAL;
+	return log_open(NULL, fd, flags, logp, err);
 }
 
 void
@@ -440,4 +478,14 @@ fl_log_label(const struct fl_log *log, uint64_t entry)
 			hi = mid;
 	}
 	return "";
+}
+
+#define FL_STR_(x)	#x
+#define FL_STR(x)	FL_STR_(x)
+
+const char *
+fl_version(void)
+{
+	return FL_STR(FL_LIB_VERSION_MAJOR) "." FL_STR(FL_LIB_VERSION_MINOR) "."
+	       FL_STR(FL_LIB_VERSION_PATCH);
 }

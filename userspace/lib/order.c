@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Durability order, from the ticks alone: the entries before each crash
  * point are exactly the writes guaranteed durable there.  A version 2 log
@@ -142,7 +142,7 @@ fl_log_to_durability_order(struct fl_log *log, struct fl_error *err)
 	if (!r.out || !waiting) {
 		free(r.out);
 		free(waiting);
-		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, FL_NO_ENTRY,
+		return fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "out of memory putting %" PRIu64 " entries in durability order",
 				    n), -ENOMEM;
 	}

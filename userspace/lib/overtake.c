@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * A write issued after another write completed replaces it where the two
  * overlap, whatever order a log puts them in.  Durability order can put
@@ -166,7 +166,7 @@ fl_newer_apply(struct fl_newer *m, const struct fl_log *log, uint64_t seq,
 		}
 		ret = fn ? fn(arg, seq, at - e->sector, stop - at) : 0;
 		if (!ret && newer_set(m, at, stop, overtakes, e->submit_tick))
-			return fl_set_error(err, FL_ERR_OUTPUT, seq, e->offset,
+			return fl_set_error(err, FL_ERR_NOMEM, seq, e->offset,
 					    "out of memory noting which sectors entry %" PRIu64 " holds",
 					    seq), -ENOMEM;
 		i = newer_find(m, stop);

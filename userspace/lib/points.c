@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Crash points, and the point specifications users type: a point is a
  * number of entries to apply, since the log is in durability order.
@@ -46,7 +46,7 @@ fl_log_points(const struct fl_log *log, struct fl_point **points,
 	struct fl_point *p = calloc(n, sizeof(*p));
 
 	if (!p)
-		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
+		return fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "out of memory listing %" PRIu64 " points",
 				    n), -ENOMEM;
 	/* the start: a crash before the first flush completed */

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Reading ahead of a long replay in a second thread.  The replay's own
  * thread spends its time copying data into the image (pwrite); reading

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Replaying entries onto an image.  Each write's data goes from the log to
  * the image the cheapest way that keeps two promises: nothing of a write
@@ -237,7 +237,7 @@ fl_replay_open(struct fl_log *log, int image_fd, struct fl_replay **rp,
 	r = calloc(1, sizeof(*r));
 	if (!r || fl_window_init(&r->window, log, WINDOW_SIZE)) {
 		free(r);
-		return fl_set_error(err, FL_ERR_OUTPUT, FL_NO_ENTRY,
+		return fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY,
 				    FL_NO_ENTRY, "out of memory"), -ENOMEM;
 	}
 	r->log = log;
@@ -293,7 +293,8 @@ entry_error(struct fl_error *err, enum fl_error_source source, uint64_t seq,
 static int
 name_entry(struct fl_error *err, uint64_t seq, int ret)
 {
-	if (ret && err && err->source == FL_ERR_LOG && err->entry == FL_NO_ENTRY)
+	if (ret && err && (err->source == FL_ERR_LOG || err->source == FL_ERR_IO) &&
+	    err->entry == FL_NO_ENTRY)
 		err->entry = seq;
 	return ret;
 }
@@ -810,7 +811,7 @@ keep_discards(struct fl_replay *r, int base_fd, const struct fl_state *s,
 	r->err = err;
 	ret = for_each_applied(r, s, 0, note_discard, r);
 	if (ret) {
-		fl_set_error(err, FL_ERR_OUTPUT, FL_NO_ENTRY, FL_NO_ENTRY,
+		fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
 			     "out of memory listing discarded sectors");
 		goto out;
 	}

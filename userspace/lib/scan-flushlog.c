@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Reading a dm-flushlog log: the super block, then entry after entry.
  *
@@ -342,7 +342,7 @@ scan_entries(struct fl_log *log, struct fl_log_window *w, bool verify_data,
 		ret = fl_log_add_entry(log, &s.e, (const char *)s.hdr.label,
 				       fl_le32(s.hdr.label_len));
 		if (ret)
-			return fl_set_error(err, FL_ERR_LOG, seq, off,
+			return fl_set_error(err, FL_ERR_NOMEM, seq, off,
 					    "out of memory indexing entry %" PRIu64,
 					    seq), ret;
 		off += slot_size(log, &s.e);
@@ -376,7 +376,7 @@ fl_scan_flushlog(struct fl_log *log, unsigned int flags, struct fl_error *err)
 		       -EBADMSG;
 	if ((info->clean && fl_log_reserve(log, info->super_entries)) ||
 	    fl_window_init(&w, log, WINDOW_SIZE))
-		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
+		return fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, 0,
 				    "out of memory for an index of %" PRIu64 " entries",
 				    info->super_entries), -ENOMEM;
 	ret = scan_entries(log, &w, verify_data, err);

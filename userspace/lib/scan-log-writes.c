@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Reading a log of the kernel's dm-log-writes target (also written by
  * QEMU's blklogwrites driver), as drivers/md/dm-log-writes.c lays it out:
@@ -142,7 +142,7 @@ scan_entries(struct fl_log *log, struct fl_log_window *w, struct fl_error *err)
 				       e.op == FLUSHLOG_OP_MARK ?
 				       strnlen(label, fl_le64(h.data_len)) : 0);
 		if (ret)
-			return fl_set_error(err, FL_ERR_LOG, seq, off,
+			return fl_set_error(err, FL_ERR_NOMEM, seq, off,
 					    "out of memory indexing entry %" PRIu64,
 					    seq), ret;
 		if (e.nr_sectors && e.sector + e.nr_sectors > high)
@@ -194,7 +194,7 @@ fl_scan_log_writes(struct fl_log *log, struct fl_error *err)
 		       -EBADMSG;
 	if (fl_log_reserve(log, info->super_entries) ||
 	    fl_window_init(&w, log, 1U << 20))
-		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
+		return fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, 0,
 				    "out of memory for an index of %" PRIu64 " entries",
 				    info->super_entries), -ENOMEM;
 	ret = scan_entries(log, &w, err);

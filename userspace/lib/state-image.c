@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * State images: one image file that holds crash state after crash state,
  * so that a state costs what differs from the one before, never a copy of
@@ -201,7 +201,7 @@ fl_state_image_open(struct fl_log *log, const char *path, int base_fd,
 	*imp = NULL;
 	if (!im || !(im->path = strdup(path))) {
 		free(im);
-		return fl_set_error(err, FL_ERR_OUTPUT, FL_NO_ENTRY, FL_NO_ENTRY,
+		return fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "out of memory"), -ENOMEM;
 	}
 	im->log = log;

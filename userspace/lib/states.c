@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Crash states beyond flush boundaries.
  *
@@ -1112,7 +1112,7 @@ fl_log_states(const struct fl_log *log, const struct fl_point *points,
 	list.v = NULL;
 out:
 	if (ret == -ENOMEM)
-		fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
+		fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
 			     "out of memory listing crash states");
 	planner_free(&pl);
 	free(plan);

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * XXH64, as the kernel's lib/xxhash.c computes it (seed 0 here): the data
  * checksum of logs whose super block has FLUSHLOG_SF_DATA_XXH64.  The
