@@ -59,10 +59,11 @@ _flushlog_init fl "$data" "$log" on_full=fail no_data
 dmsetup table fl | grep -q "flushlog [0-9:]* [0-9:]* 2 on_full=fail no_data$" ||
 	_fail "table not echoed: $(dmsetup table fl)"
 # its log worker is named for the device, as dm-crypt's are: the
-# workqueue's rescuer thread shows the name, cut to 15 characters
+# workqueue's rescuer thread shows the name (6.1: cut to 15 characters;
+# 6.12: after "kworker/R-")
 dev=$(dmsetup info -c --noheadings -o major,minor --separator : fl | tr -d ' ')
 name=flushlog/$dev
-grep -qx "${name:0:15}" /proc/[0-9]*/comm 2>/dev/null ||
+grep -qE "^(kworker/R-)?${name:0:15}" /proc/[0-9]*/comm 2>/dev/null ||
 	_fail "no thread named ${name:0:15}: $(cat /proc/[0-9]*/comm 2>/dev/null | grep flushlog)"
 _flushlog_mark fl "$(printf '%064d' 0)"
 if _flushlog_mark fl "$(printf '%065d' 0)" 2>/dev/null; then
