@@ -14,6 +14,7 @@ LIBDIR	?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR	?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DESTDIR	?=
 BUILD	?= build
 # -Werror in development and CI (make test sets it), never for users,
@@ -61,6 +62,10 @@ all: $(BUILD)/flushlog $(BUILD)/libflushlog.a $(BUILD)/$(LIB_SONAME) $(SHIP)
 # libdevmapper and libblkid do, its other symbols local.
 $(LIB_OBJS): FL_CFLAGS += -fPIC
 
+# The CLI writes JSON through json-c and XML through libxml2.
+CLI_PKGS := json-c libxml-2.0
+$(CLI_OBJS): FL_CFLAGS += $(shell pkg-config --cflags $(CLI_PKGS))
+
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
@@ -91,7 +96,7 @@ man: $(BUILD)/man/flushlog-format.5
 # flushlog.h, which test 046 holds the exported symbols to.
 $(BUILD)/flushlog: $(CLI_OBJS) $(BUILD)/libflushlog.a
 	@echo "  LD      $@"
-	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^
+	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(CLI_PKGS))
 
 $(BUILD)/%: userspace/tools/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -195,16 +200,17 @@ debug-kernel:
 
 # Installs the CLI, libflushlog (shared, with its soname links, and the
 # archive), its headers (the format's under a folder of the project's own,
-# not include/linux, which is linux-libc-dev's), its pkg-config file and
-# the man pages.  Every directory is a variable: PREFIX, BINDIR, LIBDIR,
-# INCLUDEDIR, MANDIR, PKGCONFIGDIR, under DESTDIR.
+# not include/linux, which is linux-libc-dev's), its pkg-config file, the
+# man pages and the CLI's bash completion.  Every directory is a variable:
+# PREFIX, BINDIR, LIBDIR, INCLUDEDIR, MANDIR, PKGCONFIGDIR, BASHCOMPDIR,
+# under DESTDIR.
 INSTALLED_LIB := $(LIBDIR)/libflushlog.so.$(LIB_VERSION) $(LIBDIR)/$(LIB_SONAME) \
 		 $(LIBDIR)/libflushlog.so $(LIBDIR)/libflushlog.a
 INSTALLED := $(BINDIR)/flushlog $(SHIP:$(BUILD)/%=$(BINDIR)/%) $(INSTALLED_LIB) \
 	     $(INCLUDEDIR)/flushlog.h $(INCLUDEDIR)/flushlog/linux/dm-flushlog.h \
 	     $(PKGCONFIGDIR)/libflushlog.pc $(MANS:userspace/man/%=$(MANDIR)/man1/%) \
 	     $(MAN3:userspace/man/%=$(MANDIR)/man3/%) $(API_FUNCS:%=$(MANDIR)/man3/%.3) \
-	     $(MANDIR)/man5/flushlog-format.5
+	     $(MANDIR)/man5/flushlog-format.5 $(BASHCOMPDIR)/flushlog
 
 install: all man
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
@@ -226,6 +232,7 @@ install: all man
 		echo '.so man3/libflushlog.3' >$(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; \
 	done
 	install -m 644 $(BUILD)/man/flushlog-format.5 $(DESTDIR)$(MANDIR)/man5/
+	install -D -m 644 userspace/completion/flushlog $(DESTDIR)$(BASHCOMPDIR)/flushlog
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))

@@ -146,7 +146,7 @@ EOS
 	chmod +x "$dir/check"
 }
 
-# _same_verdicts EXPECTED GOT WHAT: two --json reports give each state
+# _same_verdicts EXPECTED GOT WHAT: two --report reports give each state
 # (its point and name) the same result; on a difference, print it
 _same_verdicts() {
 	local verdicts='.states[] | "\(.point) \(.state) \(.result)"'

@@ -7,7 +7,7 @@ _require_cmd shellcheck
 
 cd "$FLUSHLOG_TOP"
 mapfile -t scripts < <(git ls-files --cached --others --exclude-standard 2>/dev/null | while read -r f; do
-	case $f in *.sh) echo "$f" ;; *) head -c 64 "$f" 2>/dev/null | grep -Eq '^#!.*(bash|busybox sh)' && echo "$f" ;; esac
+	case $f in *.sh) echo "$f" ;; *) head -c 64 "$f" 2>/dev/null | grep -Eq '^#!.*(bash|busybox sh)|^# shellcheck shell=bash' && echo "$f" ;; esac
 done; echo tests/common.sh)
 ((${#scripts[@]})) || _fail "no scripts found"
 shellcheck -x -e SC1091 "${scripts[@]}"

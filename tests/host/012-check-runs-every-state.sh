@@ -18,19 +18,19 @@ cmp "\$1" "$dir/point-\$FLUSHLOG_POINT.img" || exit 1
 dd if=/dev/urandom of="\$1" bs=4k count=64 conv=notrunc status=none
 EOS
 chmod +x "$TEST_TMP/model-check"
-"$FLUSHLOG" check -q -w "$TEST_TMP" --json "$TEST_TMP/j1.json" "$dir/log" -- "$TEST_TMP/model-check" {}
+"$FLUSHLOG" check -q -w "$TEST_TMP" --report "$TEST_TMP/j1.json" "$dir/log" -- "$TEST_TMP/model-check" {}
 n=$(wc -l <"$dir/points.txt")
 jq -e ".checked == $n and .failed == 0" "$TEST_TMP/j1.json" >/dev/null ||
 	_fail "not every state matched the model: $(cat "$TEST_TMP/j1.json")"
-"$FLUSHLOG" check -q -j 2 -w "$TEST_TMP" --json "$TEST_TMP/j2.json" "$dir/log" -- "$TEST_TMP/model-check" {}
+"$FLUSHLOG" check -q -j 2 -w "$TEST_TMP" --report "$TEST_TMP/j2.json" "$dir/log" -- "$TEST_TMP/model-check" {}
 diff <(jq -c '.states[] | del(.seconds)' "$TEST_TMP/j1.json") \
 	<(jq -c '.states[] | del(.seconds)' "$TEST_TMP/j2.json") || _fail "-j 2 differs from -j 1"
 for k in 0 1 2; do
-	"$FLUSHLOG" check -q --shard "$k/3" -w "$TEST_TMP" --json "$TEST_TMP/s$k.json" "$dir/log" -- true
+	"$FLUSHLOG" check -q --shard "$k/3" -w "$TEST_TMP" --report "$TEST_TMP/s$k.json" "$dir/log" -- true
 done
 diff <(jq '.states[].point' "$TEST_TMP"/s[012].json | sort -n) <(jq '.states[].point' "$TEST_TMP/j1.json") ||
 	_fail "the shards do not cover every point exactly once"
-"$FLUSHLOG" check -q --points mark -w "$TEST_TMP" --json "$TEST_TMP/m.json" "$dir/log" -- true
+"$FLUSHLOG" check -q --points mark -w "$TEST_TMP" --report "$TEST_TMP/m.json" "$dir/log" -- true
 jq -e '[.states[].kind] | unique == ["mark"]' "$TEST_TMP/m.json" >/dev/null || _fail "--points mark"
 
 # a toy journal: a commit block (sector 100) is only valid with its data (sector 0)

@@ -101,7 +101,7 @@ echo "torn states hold the part of the write their name says"
 grep -q ' (20 candidates)' "$TEST_TMP/out" || _fail "K=2: $(head -n 1 "$TEST_TMP/out")"
 for i in 1 2; do
 	"$FLUSHLOG" check -q -w "$TEST_TMP" --states epoch,torn --max-states 7 \
-		--json "$TEST_TMP/s$i.json" "$dir/log" -- true >/dev/null
+		--report "$TEST_TMP/s$i.json" "$dir/log" -- true >/dev/null
 done
 cmp -s "$TEST_TMP/s1.json" "$TEST_TMP/s2.json" ||
 	[ "$(jq -c '[.states[].state]' "$TEST_TMP/s1.json")" = "$(jq -c '[.states[].state]' "$TEST_TMP/s2.json")" ] ||

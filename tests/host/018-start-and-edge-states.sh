@@ -106,7 +106,7 @@ chmod +x "$TEST_TMP/journal-check"
 "$FLUSHLOG" check -q -k -w "$TEST_TMP" "$dir/log" -- "$TEST_TMP/journal-check" {} >"$TEST_TMP/out" ||
 	_fail "the prefix model flagged the first-epoch writer: $(cat "$TEST_TMP/out")"
 echo "first-epoch writer, prefix: $(tail -n 1 "$TEST_TMP/out") (not caught: no prefix state splits the epoch)"
-_expect_exit 1 "$FLUSHLOG" check -q -k -w "$TEST_TMP" --states epoch --json "$TEST_TMP/j.json" \
+_expect_exit 1 "$FLUSHLOG" check -q -k -w "$TEST_TMP" --states epoch --report "$TEST_TMP/j.json" \
 	"$dir/log" -- "$TEST_TMP/journal-check" {}
 [ "$(jq -c '[.states[] | select(.result == "fail") | [.point, .kind, .state]]' "$TEST_TMP/j.json")" = '[[0,"start","0+2"]]' ] ||
 	_fail "epoch: expected exactly state 0+2 at point 0 to fail: $(cat "$TEST_TMP/stdout")"

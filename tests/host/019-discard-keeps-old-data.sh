@@ -135,7 +135,7 @@ for empty in discard zeroes; do
 		>"$TEST_TMP/out" || _fail "journal emptied by $empty: a prefix state failed: $(cat "$TEST_TMP/out")"
 	echo "journal emptied by $empty, prefix: $(tail -n 1 "$TEST_TMP/out")"
 	rc=0
-	"$FLUSHLOG" check -q -k -w "$TEST_TMP" --states discard --json "$TEST_TMP/j.json" \
+	"$FLUSHLOG" check -q -k -w "$TEST_TMP" --states discard --report "$TEST_TMP/j.json" \
 		"$TEST_TMP/j-$empty.log" -- "$TEST_TMP/journal-check" {} >"$TEST_TMP/out" || rc=$?
 	echo "journal emptied by $empty, discard: exit $rc, $(tail -n 1 "$TEST_TMP/out")"
 	if [ "$empty" = discard ]; then

@@ -34,7 +34,7 @@ gone() {	# gone PID...: every one has exited (a zombie has)
 for mode in obeys-term exit-0-on-term ignore-term; do
 	start=$SECONDS
 	_expect_exit 1 "$FLUSHLOG" check -q --points end --timeout 1 -w "$TEST_TMP" \
-		--json "$TEST_TMP/r.json" --junit "$TEST_TMP/r.xml" "$log" -- "$TEST_TMP/hang" "$mode"
+		--report "$TEST_TMP/r.json" --junit "$TEST_TMP/r.xml" "$log" -- "$TEST_TMP/hang" "$mode"
 	read -r -a pids <"$TEST_TMP/pids"
 	gone "${pids[@]}"
 	grep -q "TIMEOUT" "$TEST_TMP/stdout" || _fail "$mode: no TIMEOUT line: $(cat "$TEST_TMP/stdout")"

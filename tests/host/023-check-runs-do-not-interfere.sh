@@ -24,7 +24,7 @@ chmod +x "$TEST_TMP/model-check"
 
 pids=()
 for run in a b; do
-	"$FLUSHLOG" check -q -j 2 -w "$work" --json "$TEST_TMP/$run.json" \
+	"$FLUSHLOG" check -q -j 2 -w "$work" --report "$TEST_TMP/$run.json" \
 		"$TEST_TMP/$run/log" -- "$TEST_TMP/model-check" {} "$TEST_TMP/$run" \
 		>"$TEST_TMP/$run.out" 2>&1 &
 	pids+=($!)

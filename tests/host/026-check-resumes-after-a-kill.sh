@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# flushlog check rewrites its --json report as states finish: a run
+# flushlog check rewrites its --report report as states finish: a run
 # killed with SIGKILL in the middle leaves a report that parses and lists
 # the states it finished; --resume with it checks only the others, and
 # the union equals a full run's results (a failure carried over too).
@@ -25,12 +25,12 @@ sleep 0.3
 EOS
 chmod +x "$TEST_TMP/slow-check"
 
-_expect_exit 1 "$FLUSHLOG" check -q -k -w "$TEST_TMP" --json "$TEST_TMP/full.json" "$log" -- "$TEST_TMP/slow-check" full
+_expect_exit 1 "$FLUSHLOG" check -q -k -w "$TEST_TMP" --report "$TEST_TMP/full.json" "$log" -- "$TEST_TMP/slow-check" full
 total=$(jq '.states | length' "$TEST_TMP/full.json")
 ((total >= 6)) || _fail "the test needs more states than $total"
 
 mkdir -p "$TEST_TMP/work"
-"$FLUSHLOG" check -q -k -w "$TEST_TMP/work" --json "$TEST_TMP/part.json" "$log" -- "$TEST_TMP/slow-check" part >/dev/null &
+"$FLUSHLOG" check -q -k -w "$TEST_TMP/work" --report "$TEST_TMP/part.json" "$log" -- "$TEST_TMP/slow-check" part >/dev/null &
 pid=$!
 for _ in $(seq 100); do
 	[ -f "$TEST_TMP/part.json" ] && (($(jq '.states | length' "$TEST_TMP/part.json") >= 4)) && break
@@ -48,7 +48,7 @@ while read -r name; do
 done < <(jq -r '.states[].state' "$TEST_TMP/part.json")
 
 _expect_exit 1 "$FLUSHLOG" check -q -k -w "$TEST_TMP" --resume "$TEST_TMP/part.json" \
-	--json "$TEST_TMP/resumed.json" "$log" -- "$TEST_TMP/slow-check" resumed
+	--report "$TEST_TMP/resumed.json" "$log" -- "$TEST_TMP/slow-check" resumed
 grep -q "^$done_before states already checked" "$TEST_TMP/stdout" || _fail "resume: $(cat "$TEST_TMP/stdout")"
 again=$(jq -r '.states[].state' "$TEST_TMP/part.json" | grep -cxFf - "$TEST_TMP/ran-resumed" || true)
 ((again == 0)) || _fail "$again states of the report were checked again"
@@ -78,7 +78,7 @@ _expect_exit 2 "$FLUSHLOG" check -q -w "$TEST_TMP" --points flush --resume "$TES
 # state names hold commas: a report with "0+1,2" must not be read as "0+1"
 printf '%s\n' 'device 2048' 'write 0 8' 'write 8 8' 'write 16 8' 'write 24 8' flush >"$TEST_TMP/k2.fls"
 "$MKLOG" -o "$TEST_TMP/k2.log" "$TEST_TMP/k2.fls"
-"$FLUSHLOG" check -q -k -K 2 --states epoch -w "$TEST_TMP" --json "$TEST_TMP/k2.json" \
+"$FLUSHLOG" check -q -k -K 2 --states epoch -w "$TEST_TMP" --report "$TEST_TMP/k2.json" \
 	"$TEST_TMP/k2.log" -- "$TEST_TMP/slow-check" k2 >/dev/null
 pair=$(jq -r '[.states[].state | select(test(","))][0]' "$TEST_TMP/k2.json")
 single=${pair%,*}

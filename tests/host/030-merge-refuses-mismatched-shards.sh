@@ -21,7 +21,7 @@ shard() {
 	local k=$1 n=$2 rc=0
 	shift 2
 	"$FLUSHLOG" check -q -k --states epoch -w "$TEST_TMP" --shard "$k/$n" \
-		--json "$run/s$k.json" "$@" >/dev/null || rc=$?
+		--report "$run/s$k.json" "$@" >/dev/null || rc=$?
 	((rc <= 1)) || _fail "shard $k/$n exited $rc"
 }
 
@@ -30,7 +30,7 @@ merge_refused() {
 	local pattern=$1
 	shift
 	rm -f "$run/merged.json"
-	_expect_exit 2 "$FLUSHLOG" merge --json "$run/merged.json" "$@"
+	_expect_exit 2 "$FLUSHLOG" merge --report "$run/merged.json" "$@"
 	grep -Eq -- "$pattern" "$TEST_TMP/stderr" ||
 		_fail "merge $*: expected /$pattern/ on stderr, got: $(cat "$TEST_TMP/stderr")"
 	[ ! -e "$run/merged.json" ] || _fail "merge $*: wrote a report all the same"
@@ -38,7 +38,7 @@ merge_refused() {
 }
 
 _expect_exit 1 "$FLUSHLOG" check -q -k --states epoch -w "$TEST_TMP" \
-	--json "$run/one.json" --junit "$run/one.xml" "$log" -- "$check" {}
+	--report "$run/one.json" --junit "$run/one.xml" "$log" -- "$check" {}
 total=$(jq '.states | length' "$run/one.json")
 failed=$(jq '.failed' "$run/one.json")
 ((failed > 0 && failed < total)) || _fail "the log should have passing and failing states: $failed of $total failed"
@@ -47,7 +47,7 @@ for k in 0 1 2 3; do
 done
 
 # all four, in any order: the unsharded run's report but for the times
-_expect_exit 1 "$FLUSHLOG" merge --json "$run/all.json" --junit "$run/all.xml" \
+_expect_exit 1 "$FLUSHLOG" merge --report "$run/all.json" --junit "$run/all.xml" \
 	"$run/s2.json" "$run/s0.json" "$run/s3.json" "$run/s1.json"
 _same_verdicts "$run/one.json" "$run/all.json" "4 shards merged"
 diff <(jq -c 'del(.states)' "$run/one.json") <(jq -c 'del(.states)' "$run/all.json") ||
@@ -72,7 +72,7 @@ echo "4 shards merged: $total states, $failed failing, as in one run"
 
 # a missing shard: named with its states; the rest is written, unfinished,
 # and check --resume checks what is missing
-_expect_exit 2 "$FLUSHLOG" merge --json "$run/part.json" "$run/s0.json" "$run/s1.json" "$run/s3.json"
+_expect_exit 2 "$FLUSHLOG" merge --report "$run/part.json" "$run/s0.json" "$run/s1.json" "$run/s3.json"
 share=$(jq '.states | length' "$run/s2.json")
 grep -q "shard 2/4 is missing: no report has its $share states (numbers 2, 6, 10," "$TEST_TMP/stderr" ||
 	_fail "missing shard: $(cat "$TEST_TMP/stderr")"
@@ -87,7 +87,7 @@ exec "$check" "\$@"
 EOS
 chmod +x "$TEST_TMP/note-check"
 "$FLUSHLOG" check -q -k --states epoch -w "$TEST_TMP" --resume "$run/part.json" \
-	--json "$run/resumed.json" "$log" -- "$TEST_TMP/note-check" {} >/dev/null || true
+	--report "$run/resumed.json" "$log" -- "$TEST_TMP/note-check" {} >/dev/null || true
 diff <(sort "$TEST_TMP/ran") <(jq -r '.states[].state' "$run/s2.json" | sort) ||
 	_fail "resuming the 3 shards' report checked other states than shard 2's"
 _same_verdicts "$run/one.json" "$run/resumed.json" "3 shards merged, then resumed"
@@ -95,7 +95,7 @@ _same_verdicts "$run/one.json" "$run/resumed.json" "3 shards merged, then resume
 # a shard cut short: without -k it stops at a failure before its last state
 k=$(jq --argjson n "$total" '[.states[] | select(.result != "pass" and .index + 4 < $n) | .index][0] % 4' "$run/one.json")
 "$FLUSHLOG" check -q --states epoch -w "$TEST_TMP" --shard "$k/4" \
-	--json "$run/short.json" "$log" -- "$check" {} >/dev/null && _fail "shard $k/4 should fail"
+	--report "$run/short.json" "$log" -- "$check" {} >/dev/null && _fail "shard $k/4 should fail"
 others=()
 for j in 0 1 2 3; do
 	((j == k)) || others+=("$run/s$j.json")
@@ -134,41 +134,41 @@ diff <("$FLUSHLOG" points "$log") <("$FLUSHLOG" points "$TEST_TMP/twin.log") >/d
 	_fail "the twin log should have the same points"
 mkdir -p "$run/twin"
 "$FLUSHLOG" check -q -k --states epoch -w "$TEST_TMP" --shard 3/4 \
-	--json "$run/twin/s3.json" "$TEST_TMP/twin.log" -- "$check" {} >/dev/null || true
+	--report "$run/twin/s3.json" "$TEST_TMP/twin.log" -- "$check" {} >/dev/null || true
 merge_refused "'.*twin/s3.json' is a report on another log than '.*s0.json'" \
 	"$run/s0.json" "$run/s1.json" "$run/s2.json" "$run/twin/s3.json"
 
 # another checker: the same script under another name
 cp "$check" "$TEST_TMP/check-too"
 "$FLUSHLOG" check -q -k --states epoch -w "$TEST_TMP" --shard 3/4 \
-	--json "$run/other-checker.json" "$log" -- "$TEST_TMP/check-too" {} >/dev/null || true
+	--report "$run/other-checker.json" "$log" -- "$TEST_TMP/check-too" {} >/dev/null || true
 merge_refused "'.*other-checker.json' ran another checker than '.*s0.json'" \
 	"$run/s0.json" "$run/s1.json" "$run/s2.json" "$run/other-checker.json"
 
 # other options: another model; the same checker with a --timeout
 "$FLUSHLOG" check -q -k -w "$TEST_TMP" --shard 3/4 \
-	--json "$run/prefix.json" "$log" -- "$check" {} >/dev/null || true
+	--report "$run/prefix.json" "$log" -- "$check" {} >/dev/null || true
 merge_refused "'.*prefix.json' was checked with other options than '.*s0.json'" \
 	"$run/s0.json" "$run/s1.json" "$run/s2.json" "$run/prefix.json"
 "$FLUSHLOG" check -q -k --states epoch --timeout 60 -w "$TEST_TMP" --shard 3/4 \
-	--json "$run/timeout.json" "$log" -- "$check" {} >/dev/null || true
+	--report "$run/timeout.json" "$log" -- "$check" {} >/dev/null || true
 merge_refused "'.*timeout.json' was checked with other options" \
 	"$run/s0.json" "$run/s1.json" "$run/s2.json" "$run/timeout.json"
 truncate -s 2M "$TEST_TMP/base.img"
 "$FLUSHLOG" check -q -k --states epoch --base "$TEST_TMP/base.img" -w "$TEST_TMP" --shard 3/4 \
-	--json "$run/base.json" "$log" -- "$check" {} >/dev/null || true
+	--report "$run/base.json" "$log" -- "$check" {} >/dev/null || true
 merge_refused "'.*base.json' was checked with other options" \
 	"$run/s0.json" "$run/s1.json" "$run/s2.json" "$run/base.json"
 
 # another N: shard 1/3 beside the quarters
 "$FLUSHLOG" check -q -k --states epoch -w "$TEST_TMP" --shard 1/3 \
-	--json "$run/third.json" "$log" -- "$check" {} >/dev/null || true
+	--report "$run/third.json" "$log" -- "$check" {} >/dev/null || true
 merge_refused "'.*third.json' is shard 1/3, '.*s0.json' shard 0/4" \
 	"$run/s0.json" "$run/third.json" "$run/s2.json" "$run/s3.json"
 
 # what is not a report of this version
 echo '{"not": "a report"}' >"$run/junk.json"
-merge_refused "'.*junk.json' line 1 is not from a 'flushlog check --json' report" \
+merge_refused "'.*junk.json' line 1 is not from a 'flushlog check --report' report" \
 	"$run/s0.json" "$run/junk.json"
 sed -E '1s/,"shard":.*,"states":\[/,"states":[/' "$run/s1.json" >"$run/old.json"
 merge_refused "'.*old.json' is a report of an older flushlog check" "$run/s0.json" "$run/old.json"
@@ -185,11 +185,11 @@ mkdir -p "$odd"
 cp "$log" "$odd/log"
 cp "$check" "$odd/check"
 for k in 0 1; do
-	"$FLUSHLOG" check -q -k -w "$TEST_TMP" --shard "$k/2" --json "$run/odd$k.json" \
+	"$FLUSHLOG" check -q -k -w "$TEST_TMP" --shard "$k/2" --report "$run/odd$k.json" \
 		"$odd/log" -- "$odd/check" {} >/dev/null || true
 done
-"$FLUSHLOG" check -q -k -w "$TEST_TMP" --json "$run/odd.json" "$odd/log" -- "$odd/check" {} >/dev/null || true
-_expect_exit 1 "$FLUSHLOG" merge --json "$run/odd-merged.json" "$run/odd0.json" "$run/odd1.json"
+"$FLUSHLOG" check -q -k -w "$TEST_TMP" --report "$run/odd.json" "$odd/log" -- "$odd/check" {} >/dev/null || true
+_expect_exit 1 "$FLUSHLOG" merge --report "$run/odd-merged.json" "$run/odd0.json" "$run/odd1.json"
 cmp <(head -n 1 "$run/odd.json") <(head -n 1 "$run/odd-merged.json") ||
 	_fail "odd paths: the merged report's first line differs from the unsharded run's"
 _same_verdicts "$run/odd.json" "$run/odd-merged.json" "odd paths"

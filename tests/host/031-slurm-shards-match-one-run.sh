@@ -144,7 +144,7 @@ _broken_journal "$TEST_TMP/journal"
 log=$TEST_TMP/journal/log
 check=$TEST_TMP/journal/check
 _expect_exit 1 "$FLUSHLOG" check -q -k --states epoch -w "$TEST_TMP" \
-	--json "$TEST_TMP/one.json" "$log" -- "$check" {}
+	--report "$TEST_TMP/one.json" "$log" -- "$check" {}
 total=$(jq '.states | length' "$TEST_TMP/one.json")
 failed=$(jq '.failed' "$TEST_TMP/one.json")
 ((failed > 0 && failed < total)) || _fail "the log should have passing and failing states: $failed of $total failed"

@@ -80,7 +80,7 @@ for ((k = 0; k < n; k++)); do
 	((rc == 0)) || _fail "pod $k exited $rc: $(cat "$data/reports/shard-$k.out")"
 done
 _expect_exit 1 "$FLUSHLOG" check -q -k -w "$TEST_TMP" --base "$data/base.img" \
-	--json "$TEST_TMP/one.json" "$data/log.img" -- "$data/check-state" {}
-_expect_exit 1 "$FLUSHLOG" merge --json "$data/reports/report.json" "$data/reports"/shard-*.json
+	--report "$TEST_TMP/one.json" "$data/log.img" -- "$data/check-state" {}
+_expect_exit 1 "$FLUSHLOG" merge --report "$data/reports/report.json" "$data/reports"/shard-*.json
 _same_verdicts "$TEST_TMP/one.json" "$data/reports/report.json" "the Job's $n pods merged"
 echo "$n pods: $(tail -n 1 "$TEST_TMP/stdout")"

@@ -27,7 +27,7 @@ _run_guest "$FLUSHLOG_TOP/tests/guest/toy-journal-trace.sh" "${disks[@]}" -- "${
 toy=$FLUSHLOG_BUILD/tests/fl-toyjournal
 for m in "${modes[@]}"; do
 	rc=0
-	"$FLUSHLOG" check -q -k -w "$TEST_TMP" --json "$TEST_TMP/$m.json" \
+	"$FLUSHLOG" check -q -k -w "$TEST_TMP" --report "$TEST_TMP/$m.json" \
 		"$TEST_TMP/log-$m.img" -- "$toy" check {} >"$TEST_TMP/$m.out" || rc=$?
 	first=$(jq -c '[.states[] | select(.result == "fail")][0] // empty | {point, kind}' "$TEST_TMP/$m.json")
 	first_fua=$(jq '[.states[] | select(.kind == "fua")][0].point' "$TEST_TMP/$m.json")
@@ -49,7 +49,7 @@ done
 # correct mode passes every such state.
 for m in "${modes[@]}"; do
 	rc=0
-	"$FLUSHLOG" check -q -k -w "$TEST_TMP" --states epoch -K 1 --json "$TEST_TMP/$m-epoch.json" \
+	"$FLUSHLOG" check -q -k -w "$TEST_TMP" --states epoch -K 1 --report "$TEST_TMP/$m-epoch.json" \
 		"$TEST_TMP/log-$m.img" -- "$toy" check {} >"$TEST_TMP/$m-epoch.out" || rc=$?
 	echo "$m, epoch states: exit $rc, $(head -n 1 "$TEST_TMP/$m-epoch.out"), $(jq .failed "$TEST_TMP/$m-epoch.json") failed"
 	if [ "$m" = correct ]; then

@@ -29,13 +29,6 @@ shell_quote(FILE *out, const char *s)
 	fputc('\'', out);
 }
 
-/* s on a comment line: a newline in a label must not end the comment. */
-static void
-comment_text(FILE *out, const char *s)
-{
-	for (; *s; s++)
-		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
-}
 
 static void
 write_env(void *ctx, const char *name, const char *value)
@@ -229,7 +222,8 @@ save_failure(const struct check_run *run, const struct state_result *s,
 	}
 	fprintf(f, "#!/bin/sh\n# state %s at point:%" PRIu64 " (", s->name,
 		s->point->number);
-	comment_text(f, s->spec);
+	/* escaped: a newline in a label must not end the comment */
+	cli_print_escaped(f, s->spec);
 	if (s->timed_out)
 		fprintf(f, ", after entry %" PRId64 ") timed out after %.0f s\n",
 			(int64_t)s->point->nr_applied - 1, s->seconds);
@@ -269,10 +263,10 @@ save_failure(const struct check_run *run, const struct state_result *s,
 		fprintf(stderr, "flushlog check: could not rebuild the images in '%s'\n",
 			dir);
 	if (good)
-		printf("  saved in %s (last good: point:%" PRIu64 ")\n", dir,
-		       good->point->number);
+		check_note(a, "  saved in %s (last good: point:%" PRIu64 ")", dir,
+			   good->point->number);
 	else
-		printf("  saved in %s (last good: the base)\n", dir);
+		check_note(a, "  saved in %s (last good: the base)", dir);
 }
 
 static const char *
@@ -303,115 +297,201 @@ report_state_of(const struct state_result *s, struct report_state *r)
  * image of gigabytes in every shard would cost more than many states, and
  * its folder may differ from machine to machine (a copy in each home).
  */
-static void
-base_json(FILE *out, const char *base)
+static struct json_object *
+base_json(const char *base)
 {
+	struct json_object *o;
 	const char *name;
 	uint64_t bytes = 0;
 	int fd;
 
-	if (!base) {
-		fprintf(out, "null");
-		return;
-	}
 	fd = open(base, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		bytes = cli_file_size(fd);	/* a block device's too */
 		close(fd);
 	}
 	name = strrchr(base, '/');
-	fprintf(out, "{\"name\":");
-	json_string(out, name ? name + 1 : base);
-	fprintf(out, ",\"bytes\":%" PRIu64 "}", bytes);
+	o = json_object_new_object();
+	if (o && (cli_json_add(o, "name", cli_json_string(name ? name + 1 : base)) ||
+		  cli_json_add(o, "bytes", json_object_new_uint64(bytes)))) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Names of the bits set in mask, a comma list: "flush,fua". */
+static struct json_object *
+names_json(unsigned int mask, const unsigned int *bits, const char *const *names,
+	   size_t n)
+{
+	char list[128] = "";
+
+	for (size_t i = 0; i < n; i++)
+		if (mask & bits[i])
+			snprintf(list + strlen(list), sizeof(list) - strlen(list),
+				 "%s%s", *list ? "," : "", names[i]);
+	return json_object_new_string(list);
+}
+
+static struct json_object *
+kinds_json(unsigned int kinds)
+{
+	unsigned int bits[FL_POINT_END + 1];
+	const char *names[FL_POINT_END + 1];
+
+	for (int k = FL_POINT_START; k <= FL_POINT_END; k++) {
+		bits[k] = KIND_BIT(k);
+		names[k] = fl_point_kind_name(k);
+	}
+	return names_json(kinds, bits, names, FL_POINT_END + 1);
+}
+
+static struct json_object *
+models_json(unsigned int models)
+{
+	static const unsigned int bits[] = {
+		FL_STATES_PREFIX, FL_STATES_EPOCH, FL_STATES_TORN,
+		FL_STATES_DISCARD,
+	};
+	static const char *const names[] = { "prefix", "epoch", "torn", "discard" };
+
+	return names_json(models, bits, names, sizeof(bits) / sizeof(bits[0]));
 }
 
 /*
  * What shapes the states and their verdicts besides the log (known by its
  * digest), as a JSON object: shards run with other options must not be
- * merged.
+ * merged.  NULL if out of memory.
  */
-static void
-options_json(FILE *out, const struct check_args *a)
+static struct json_object *
+options_json(const struct check_args *a)
 {
-	static const struct { unsigned int bit; const char *name; } models[] = {
-		{ FL_STATES_PREFIX, "prefix" }, { FL_STATES_EPOCH, "epoch" },
-		{ FL_STATES_TORN, "torn" }, { FL_STATES_DISCARD, "discard" },
-	};
-	const char *sep = "";
+	struct json_object *o = json_object_new_object();
 
-	fprintf(out, "{\"base\":");
-	base_json(out, a->base);
-	fprintf(out, ",\"points\":\"");
-	for (int k = FL_POINT_START; k <= FL_POINT_END; k++) {
-		if (a->kinds & KIND_BIT(k)) {
-			fprintf(out, "%s%s", sep, fl_point_kind_name(k));
-			sep = ",";
-		}
+	if (o && ((a->base ? cli_json_add(o, "base", base_json(a->base)) :
+			     cli_json_add_null(o, "base")) ||
+		  cli_json_add(o, "points", kinds_json(a->kinds)) ||
+		  (a->from ? cli_json_add(o, "from", cli_json_string(a->from)) :
+			     cli_json_add_null(o, "from")) ||
+		  cli_json_add(o, "models", models_json(a->states.models)) ||
+		  cli_json_add(o, "max_reorder", json_object_new_uint64(a->states.max_reorder)) ||
+		  cli_json_add(o, "max_torn", json_object_new_uint64(a->states.max_torn)) ||
+		  cli_json_add(o, "max_states", json_object_new_uint64(a->states.max_states)) ||
+		  cli_json_add(o, "timeout", json_object_new_uint64(a->timeout)) ||
+		  cli_json_add(o, "order_check", json_object_new_boolean(a->check_order)))) {
+		json_object_put(o);
+		return NULL;
 	}
-	fprintf(out, "\",\"from\":");
-	if (a->from)
-		json_string(out, a->from);
-	else
-		fprintf(out, "null");
-	fprintf(out, ",\"models\":\"");
-	sep = "";
-	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
-		if (a->states.models & models[i].bit) {
-			fprintf(out, "%s%s", sep, models[i].name);
-			sep = ",";
-		}
-	}
-	fprintf(out, "\",\"max_reorder\":%u,\"max_torn\":%u,\"max_states\":%" PRIu64 ",\"timeout\":%u,\"order_check\":%s}",
-		a->states.max_reorder, a->states.max_torn,
-		a->states.max_states, a->timeout,
-		a->check_order ? "true" : "false");
+	return o;
 }
 
-/* The checker's argv as a JSON array, {} as given. */
-static void
-checker_json(FILE *out, const struct check_args *a)
+/* The checker's argv as a JSON array, {} as given; NULL if out of memory. */
+static struct json_object *
+checker_json(const struct check_args *a)
 {
-	fputc('[', out);
-	for (int i = 0; i < a->cmd_argc; i++) {
-		if (i)
-			fputc(',', out);
-		json_string(out, a->cmd[i]);
+	struct json_object *argv = json_object_new_array();
+
+	for (int i = 0; argv && i < a->cmd_argc; i++) {
+		struct json_object *arg = cli_json_string(a->cmd[i]);
+
+		if (!arg || json_object_array_add(argv, arg)) {
+			json_object_put(arg);
+			json_object_put(argv);
+			return NULL;
+		}
 	}
-	fputc(']', out);
+	return argv;
+}
+
+static int
+add_digest(struct json_object *o, const char *key, uint64_t digest)
+{
+	char hex[17];
+
+	snprintf(hex, sizeof(hex), "%016" PRIx64, digest);
+	return cli_json_add(o, key, json_object_new_string(hex));
+}
+
+static int
+add_size(struct json_object *o, const char *key, size_t n)
+{
+	return cli_json_add(o, key, json_object_new_uint64(n));
 }
 
 /*
- * The first line: the fields before "shard" are those of reports before
+ * The head's members: those before "shard" are those of reports before
  * sharding could be merged, and keep their order.
  */
-void
-report_json_head(FILE *out, const struct report_head *h)
+static int
+head_members(struct json_object *o, const struct report_head *h)
 {
-	fprintf(out, "{\"log\":");
-	json_string(out, h->log_path);
-	fprintf(out, ",\"entries\":%" PRIu64 ",\"plan\":\"%016" PRIx64 "\",\"finished\":%s,\"checked\":%zu,\"passed\":%zu,\"failed\":%zu,\"timeouts\":%zu",
-		h->entries, h->plan, h->finished ? "true" : "false",
-		h->checked, h->checked - h->failed, h->failed, h->timeouts);
-	fprintf(out, ",\"shard\":\"%u/%u\",\"planned\":%zu,\"plan_all\":\"%016" PRIx64 "\",\"log_digest\":\"%016" PRIx64 "\",\"options\":%s,\"checker\":%s,\"states\":[",
-		h->shard_k, h->shard_n, h->planned, h->plan_all,
-		h->log_digest, h->options, h->checker);
+	char shard[24];
+
+	snprintf(shard, sizeof(shard), "%u/%u", h->shard_k, h->shard_n);
+	return cli_json_add(o, "log", cli_json_string(h->log_path)) ||
+	       cli_json_add(o, "entries", json_object_new_uint64(h->entries)) ||
+	       add_digest(o, "plan", h->plan) ||
+	       cli_json_add(o, "finished", json_object_new_boolean(h->finished)) ||
+	       add_size(o, "checked", h->checked) ||
+	       add_size(o, "passed", h->checked - h->failed) ||
+	       add_size(o, "failed", h->failed) ||
+	       add_size(o, "timeouts", h->timeouts) ||
+	       cli_json_add(o, "shard", json_object_new_string(shard)) ||
+	       add_size(o, "planned", h->planned) ||
+	       add_digest(o, "plan_all", h->plan_all) ||
+	       add_digest(o, "log_digest", h->log_digest) ||
+	       cli_json_add(o, "options", json_object_get(h->options)) ||
+	       cli_json_add(o, "checker", json_object_get(h->checker));
 }
 
-/* One state object a line: --resume and merge read them back. */
-void
+/*
+ * The first line: the head object, open for its states: each state is a
+ * line of its own, which --resume and merge read one at a time, so that a
+ * report of a million states is never held whole.
+ */
+int
+report_json_head(FILE *out, const struct report_head *h)
+{
+	struct json_object *o = json_object_new_object();
+	const char *text;
+	int ret = -1;
+
+	if (o && !head_members(o, h) && (text = cli_json_text(o))) {
+		/* "{...}" without its "}", then the states */
+		fprintf(out, "%.*s,\"states\":[", (int)strlen(text) - 1, text);
+		ret = 0;
+	}
+	json_object_put(o);
+	return ret;
+}
+
+int
 report_json_state(FILE *out, const struct report_state *r, bool first)
 {
-	fprintf(out, "%s\n{\"point\":%" PRIu64 ",\"kind\":", first ? "" : ",",
-		r->point);
-	json_string(out, r->kind);
-	fprintf(out, ",\"entry\":%" PRId64 ",\"spec\":", r->entry);
-	json_string(out, r->spec);
-	fprintf(out, ",\"state\":");
-	json_string(out, r->name);
-	fprintf(out, ",\"result\":");
-	json_string(out, r->result);
-	fprintf(out, ",\"exit\":%d,\"seconds\":%.3f,\"index\":%" PRIu64 "}",
-		r->exit_code, r->seconds, r->index);
+	struct json_object *o = json_object_new_object();
+	const char *text;
+	char seconds[32];
+	int ret;
+
+	if (!o)
+		return -1;
+	snprintf(seconds, sizeof(seconds), "%.3f", r->seconds);
+	ret = cli_json_add(o, "point", json_object_new_uint64(r->point)) ||
+	      cli_json_add(o, "kind", cli_json_string(r->kind)) ||
+	      cli_json_add(o, "entry", json_object_new_int64(r->entry)) ||
+	      cli_json_add(o, "spec", cli_json_string(r->spec)) ||
+	      cli_json_add(o, "state", cli_json_string(r->name)) ||
+	      cli_json_add(o, "result", cli_json_string(r->result)) ||
+	      cli_json_add(o, "exit", json_object_new_int(r->exit_code)) ||
+	      cli_json_add(o, "seconds", json_object_new_double_s(r->seconds, seconds)) ||
+	      cli_json_add(o, "index", json_object_new_uint64(r->index));
+	if (!ret && (text = cli_json_text(o)))
+		fprintf(out, "%s\n%s", first ? "" : ",", text);
+	else
+		ret = -1;
+	json_object_put(o);
+	return ret ? -1 : 0;
 }
 
 void
@@ -439,115 +519,141 @@ write_json(FILE *out, const void *ctx)
 		.planned = run->planned,
 		.plan_all = run->plan_all,
 		.log_digest = run->log_digest,
+		.options = options_json(a),
+		.checker = checker_json(a),
 	};
-	char *options = NULL, *checker = NULL;
-	size_t len;
-	FILE *f;
 	int ret = -1;
 
-	f = open_memstream(&options, &len);
-	if (f) {
-		options_json(f, a);
-		fclose(f);
-	}
-	f = open_memstream(&checker, &len);
-	if (f) {
-		checker_json(f, a);
-		fclose(f);
-	}
-	if (options && checker) {
-		h.options = options;
-		h.checker = checker;
-		report_json_head(out, &h);
-		for (size_t i = 0, n = 0; i < run->nr_states; i++) {
+	if (h.options && h.checker && !report_json_head(out, &h)) {
+		ret = 0;
+		for (size_t i = 0, n = 0; !ret && i < run->nr_states; i++) {
 			struct report_state r;
 
 			if (run->states[i].exit_code < 0)
 				continue;
 			report_state_of(&run->states[i], &r);
-			report_json_state(out, &r, !n++);
+			ret = report_json_state(out, &r, !n++);
 		}
 		report_json_end(out);
-		ret = 0;
 	}
-	free(options);
-	free(checker);
+	json_object_put(h.options);
+	json_object_put(h.checker);
 	return ret;
 }
 
-/* The start of a checker's output, for a report. */
-static void
-xml_file_head(FILE *out, const char *path)
+/* How much of a checker's output goes in its failure: the start. */
+#define JUNIT_OUTPUT_MAX	(64 * 1024)
+
+/*
+ * The start of a checker's output, cut between characters, its bytes
+ * that are no UTF-8 and its control characters (but newlines and tabs)
+ * escaped, as XML can hold no other.
+ */
+static int
+junit_output(xmlTextWriterPtr w, const char *path)
 {
-	char buf[4096];
-	FILE *f = path ? fopen(path, "r") : NULL;
-	size_t n;
+	FILE *f = path ? fopen(path, "re") : NULL;
+	char *buf, note[96];
+	size_t n, keep;
+	struct stat st;
+	int ret;
 
 	if (!f)
-		return;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
+		return 0;
+	buf = malloc(JUNIT_OUTPUT_MAX + 4);
+	if (!buf) {
+		fclose(f);
+		return -1;
+	}
+	/* a few bytes more than kept, to see where the next character starts */
+	n = fread(buf, 1, JUNIT_OUTPUT_MAX + 4, f);
+	keep = cli_utf8_cut(buf, n, JUNIT_OUTPUT_MAX);
+	ret = cli_xml_text(w, buf, keep, ESC_KEEP_LINES);
+	if (!ret && keep < n && !fstat(fileno(f), &st)) {
+		snprintf(note, sizeof(note), "\n[%" PRIu64 " more bytes not shown]\n",
+			 (uint64_t)st.st_size - keep);
+		ret = cli_xml_text(w, note, strlen(note), ESC_KEEP_LINES);
+	}
+	free(buf);
 	fclose(f);
-	cli_xml_text(out, buf);
+	return ret;
 }
 
-void
-report_junit_head(FILE *out, size_t tests, size_t failures)
+int
+report_junit_head(xmlTextWriterPtr w, size_t tests, size_t failures)
 {
-	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	fprintf(out, "<testsuite name=\"flushlog check\" tests=\"%zu\" failures=\"%zu\">\n",
-		tests, failures);
+	return xmlTextWriterStartElement(w, BAD_CAST "testsuite") < 0 ||
+	       cli_xml_attr(w, "name", "flushlog check") ||
+	       xmlTextWriterWriteFormatAttribute(w, BAD_CAST "tests", "%zu", tests) < 0 ||
+	       xmlTextWriterWriteFormatAttribute(w, BAD_CAST "failures", "%zu",
+						  failures) < 0 ? -1 : 0;
 }
 
-void
-report_junit_state(FILE *out, const char *log_path,
+static int
+junit_failure(xmlTextWriterPtr w, const struct report_state *r,
+	      const char *output)
+{
+	int ret = xmlTextWriterStartElement(w, BAD_CAST "failure") < 0;
+
+	if (!strcmp(r->result, "timeout"))
+		ret = ret || cli_xml_attr(w, "type", "timeout") ||
+		      xmlTextWriterWriteFormatAttribute(w, BAD_CAST "message",
+				"timed out: killed after %.0f s", r->seconds) < 0;
+	else
+		ret = ret || xmlTextWriterWriteFormatAttribute(w, BAD_CAST "message",
+				"checker exited %d", r->exit_code) < 0;
+	return ret || junit_output(w, output) ||
+	       xmlTextWriterEndElement(w) < 0 ? -1 : 0;
+}
+
+int
+report_junit_state(xmlTextWriterPtr w, const char *log_path,
 		   const struct report_state *r, const char *output)
 {
-	fprintf(out, "  <testcase classname=\"");
-	cli_xml_text(out, log_path);
-	fprintf(out, "\" name=\"point:%" PRIu64 " ", r->point);
-	cli_xml_text(out, r->spec);
-	fprintf(out, " state:");
-	cli_xml_text(out, r->name);
-	fprintf(out, "\" time=\"%.3f\"", r->seconds);
-	if (!report_state_failed(r)) {
-		fprintf(out, "/>\n");
-		return;
-	}
-	if (!strcmp(r->result, "timeout"))
-		fprintf(out, ">\n    <failure type=\"timeout\" message=\"timed out: killed after %.0f s\">",
-			r->seconds);
-	else
-		fprintf(out, ">\n    <failure message=\"checker exited %d\">",
-			r->exit_code);
-	xml_file_head(out, output);
-	fprintf(out, "</failure>\n  </testcase>\n");
+	char *name;
+	int ret;
+
+	if (asprintf(&name, "point:%" PRIu64 " %s state:%s", r->point, r->spec,
+		     r->name) < 0)
+		return -1;
+	ret = xmlTextWriterStartElement(w, BAD_CAST "testcase") < 0 ||
+	      cli_xml_attr(w, "classname", log_path) ||
+	      cli_xml_attr(w, "name", name) ||
+	      xmlTextWriterWriteFormatAttribute(w, BAD_CAST "time", "%.3f",
+						r->seconds) < 0 ||
+	      (report_state_failed(r) && junit_failure(w, r, output)) ||
+	      xmlTextWriterEndElement(w) < 0;
+	free(name);
+	return ret ? -1 : 0;
 }
 
-void
-report_junit_end(FILE *out)
+int
+report_junit_end(xmlTextWriterPtr w)
 {
-	fprintf(out, "</testsuite>\n");
+	return xmlTextWriterEndElement(w) < 0 ? -1 : 0;
 }
 
 static int
 write_junit(FILE *out, const void *ctx)
 {
 	const struct check_run *run = ctx;
+	xmlTextWriterPtr w = cli_xml_start(out);
+	int failed;
 
-	report_junit_head(out, run->done, run->failed);
-	for (size_t i = 0; i < run->nr_states; i++) {
+	if (!w)
+		return -1;
+	failed = report_junit_head(w, run->done, run->failed);
+	for (size_t i = 0; !failed && i < run->nr_states; i++) {
 		const struct state_result *s = &run->states[i];
 		struct report_state r;
 
 		if (s->exit_code < 0)
 			continue;
 		report_state_of(s, &r);
-		report_junit_state(out, run->args->log_path, &r,
-				   s->carried ? NULL : s->output);
+		failed = report_junit_state(w, run->args->log_path, &r,
+					    s->carried ? NULL : s->output);
 	}
-	report_junit_end(out);
-	return 0;
+	return cli_xml_end(w, failed || report_junit_end(w));
 }
 
 int
@@ -589,14 +695,14 @@ write_report(const char *who, const char *path,
 	return 0;
 }
 
-/* The --json and --junit reports as they stand; after an error, no more. */
+/* The --report and --junit reports as they stand; after an error, no more. */
 void
 save_reports(struct check_run *run)
 {
 	const struct check_args *a = run->args;
 
 	if (!run->report_error &&
-	    ((a->json && write_report("check", a->json, write_json, run)) ||
+	    ((a->report && write_report("check", a->report, write_json, run)) ||
 	     (a->junit && write_report("check", a->junit, write_junit, run))))
 		run->report_error = true;
 	run->reports_dirty = false;
@@ -604,280 +710,216 @@ save_reports(struct check_run *run)
 }
 
 /*
- * Reading a report back.  Its lines are JSON objects (the first one cut
- * short after "states":[) with no white space between tokens, as the
- * writers above put them; a line is parsed in place, its values ended
- * with NULs where the commas were.
+ * Reading a report back, a line at a time: each state line is a JSON
+ * object with a comma after it but for the last; the first line is the
+ * head object cut short after "states":[.  json-c parses them.
  */
 
-/* Past the string at at, its opening quote; NULL if it does not end. */
-static char *
-json_skip_string(char *at)
+/* The object a line holds, a comma after it or not; or NULL. */
+static struct json_object *
+parse_object(const char *line)
 {
-	for (at++; *at != '"'; at++) {
-		if (!*at || *at == '\n')
-			return NULL;
-		if (*at == '\\' && (!at[1] || at[1] == '\n'))
-			return NULL;
-		if (*at == '\\')
-			at++;
+	struct json_tokener *tok = json_tokener_new();
+	size_t len = strcspn(line, "\n");
+	struct json_object *o;
+
+	if (!tok)
+		return NULL;
+	if (len && line[len - 1] == ',')
+		len--;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, line, (int)len);
+	if (json_tokener_get_error(tok) != json_tokener_success ||
+	    json_tokener_get_parse_end(tok) != len ||
+	    !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		o = NULL;
 	}
-	return at + 1;
+	json_tokener_free(tok);
+	return o;
 }
 
-/*
- * Past the value at at: a string, an object or array with whatever they
- * hold, or anything else up to the next , } or ]; NULL if it does not end
- * on the line.
- */
-static char *
-json_skip(char *at)
+static struct json_object *
+member(struct json_object *o, const char *key, enum json_type type)
 {
-	int depth = 0;
+	struct json_object *v;
 
-	do {
-		if (*at == '"') {
-			at = json_skip_string(at);
-			if (!at)
-				return NULL;
-		} else if (*at == '{' || *at == '[') {
-			depth++;
-			at++;
-		} else if (*at == '}' || *at == ']') {
-			if (!depth--)
-				return NULL;
-			at++;
-		} else if (!*at || *at == '\n') {
-			return NULL;
-		} else if (depth) {
-			at++;
-		} else {
-			at += strcspn(at, ",}]\n");
-		}
-	} while (depth);
-	return at;
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, type))
+		return NULL;
+	return v;
 }
 
-struct json_member {
-	const char *key;
-	char *value;		/* its JSON text */
-};
-
-#define MAX_MEMBERS	32
-
-/*
- * The members of the object the line starts with, up to the first value
- * that does not end on the line; keys are written with no escape.
- */
-static size_t
-json_members(char *line, struct json_member *m)
-{
-	char *at = line, *end;
-	size_t n = 0;
-
-	if (*at++ != '{')
-		return 0;
-	while (n < MAX_MEMBERS && *at == '"') {
-		end = json_skip_string(at);
-		if (!end || *end != ':')
-			break;
-		end[-1] = '\0';
-		m[n].key = at + 1;
-		at = end + 1;
-		end = json_skip(at);
-		if (!end)
-			break;
-		m[n++].value = at;
-		if (*end != ',') {
-			*end = '\0';
-			break;
-		}
-		*end = '\0';
-		at = end + 1;
-	}
-	return n;
-}
-
-static char *
-json_get(const struct json_member *m, size_t n, const char *key)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(m[i].key, key))
-			return m[i].value;
-	return NULL;
-}
-
-static int
-hex_digit(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' :
-	       c >= 'a' && c <= 'f' ? c - 'a' + 10 :
-	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-/*
- * A string value, decoded in place: json_string() escapes a quote and a
- * backslash, and writes any other byte outside printable ASCII as \u00XX.
- */
 static bool
-get_string(const struct json_member *m, size_t n, const char *key,
-	   const char **out)
+get_string(struct json_object *o, const char *key, const char **out)
 {
-	char *at = json_get(m, n, key), *to;
+	struct json_object *v = member(o, key, json_type_string);
 
-	if (!at || *at != '"')
+	*out = v ? json_object_get_string(v) : NULL;
+	return v;
+}
+
+static bool
+get_u64(struct json_object *o, const char *key, uint64_t *out)
+{
+	struct json_object *v = member(o, key, json_type_int);
+
+	/* json-c keeps a number past INT64_MAX unsigned: it is not negative */
+	if (!v || json_object_get_int64(v) < 0)
 		return false;
-	*out = to = at;
-	for (at++; *at != '"'; at++) {
-		if (*at == '\\' && at[1] == 'u' && at[2] == '0' && at[3] == '0' &&
-		    hex_digit(at[4]) >= 0 && hex_digit(at[5]) >= 0 &&
-		    (at[4] != '0' || at[5] != '0')) {
-			*to++ = (char)(hex_digit(at[4]) << 4 | hex_digit(at[5]));
-			at += 5;
-			continue;
-		}
-		if (*at == '\\' && at[1] != '"' && at[1] != '\\' && at[1] != '/')
-			return false;
-		if (*at == '\\')
-			at++;
-		*to++ = *at;
-	}
-	*to = '\0';
+	*out = json_object_get_uint64(v);
 	return true;
 }
 
 static bool
-get_u64(const struct json_member *m, size_t n, const char *key, uint64_t *out)
-{
-	const char *at = json_get(m, n, key);
-	char *end;
-
-	if (!at || *at < '0' || *at > '9')
-		return false;
-	errno = 0;
-	*out = strtoull(at, &end, 10);
-	return !errno && !*end;
-}
-
-static bool
-get_size(const struct json_member *m, size_t n, const char *key, size_t *out)
+get_size(struct json_object *o, const char *key, size_t *out)
 {
 	uint64_t v;
 
-	if (!get_u64(m, n, key, &v) || v > SIZE_MAX)
+	if (!get_u64(o, key, &v) || v > SIZE_MAX)
 		return false;
 	*out = (size_t)v;
 	return true;
 }
 
-/* A digest: 16 hex digits in quotes. */
+/* A digest: 16 hex digits in a string. */
 static bool
-get_digest(const struct json_member *m, size_t n, const char *key,
-	   uint64_t *out)
+get_digest(struct json_object *o, const char *key, uint64_t *out)
 {
-	const char *at = json_get(m, n, key);
-	char *end;
+	const char *at;
 
-	if (!at || strlen(at) != 18 || at[0] != '"' || at[17] != '"' ||
-	    strspn(at + 1, "0123456789abcdef") != 16)
+	if (!get_string(o, key, &at) || strlen(at) != 16 ||
+	    strspn(at, "0123456789abcdef") != 16)
 		return false;
-	*out = strtoull(at + 1, &end, 16);
+	*out = strtoull(at, NULL, 16);
 	return true;
 }
 
 static bool
-get_bool(const struct json_member *m, size_t n, const char *key, bool *out)
+get_bool(struct json_object *o, const char *key, bool *out)
 {
-	const char *at = json_get(m, n, key);
+	struct json_object *v = member(o, key, json_type_boolean);
 
-	if (!at || (strcmp(at, "true") && strcmp(at, "false")))
-		return false;
-	*out = !strcmp(at, "true");
-	return true;
-}
-
-/* The JSON text of an object or array value. */
-static bool
-get_json(const struct json_member *m, size_t n, const char *key, char open,
-	 const char **out)
-{
-	*out = json_get(m, n, key);
-	return *out && **out == open;
+	if (v)
+		*out = json_object_get_boolean(v);
+	return v;
 }
 
 /* The fields that reports have had since shards could be merged. */
 static int
-parse_shard_fields(const struct json_member *m, size_t n,
-		   struct report_head *h)
+parse_shard_fields(struct json_object *o, struct report_head *h)
 {
 	const char *shard;
 	int len = 0;
 
-	if (!get_string(m, n, "shard", &shard) ||
+	h->options = member(o, "options", json_type_object);
+	h->checker = member(o, "checker", json_type_array);
+	if (!get_string(o, "shard", &shard) ||
 	    sscanf(shard, "%u/%u%n", &h->shard_k, &h->shard_n, &len) != 2 ||
 	    shard[len] || !h->shard_n || h->shard_k >= h->shard_n ||
-	    !get_size(m, n, "planned", &h->planned) ||
-	    !get_digest(m, n, "plan_all", &h->plan_all) ||
-	    !get_digest(m, n, "log_digest", &h->log_digest) ||
-	    !get_json(m, n, "options", '{', &h->options) ||
-	    !get_json(m, n, "checker", '[', &h->checker))
+	    !get_size(o, "planned", &h->planned) ||
+	    !get_digest(o, "plan_all", &h->plan_all) ||
+	    !get_digest(o, "log_digest", &h->log_digest) ||
+	    !h->options || !h->checker)
 		return -EINVAL;
 	return 0;
 }
 
-/* -EINVAL if the line is not a report's first line. */
-int
-report_parse_head(char *line, struct report_head *h)
+static int
+parse_head(struct json_object *o, struct report_head *h)
 {
-	struct json_member m[MAX_MEMBERS];
-	size_t n = json_members(line, m), passed;
+	size_t passed;
 
-	*h = (struct report_head) { 0 };
-	if (!n || strcmp(m[0].key, "log") ||
-	    !get_string(m, n, "log", &h->log_path) ||
-	    !get_u64(m, n, "entries", &h->entries) ||
-	    !get_digest(m, n, "plan", &h->plan) ||
-	    !get_bool(m, n, "finished", &h->finished) ||
-	    !get_size(m, n, "checked", &h->checked) ||
-	    !get_size(m, n, "passed", &passed) ||
-	    !get_size(m, n, "failed", &h->failed) ||
-	    !get_size(m, n, "timeouts", &h->timeouts) ||
+	if (!get_string(o, "log", &h->log_path) ||
+	    !get_u64(o, "entries", &h->entries) ||
+	    !get_digest(o, "plan", &h->plan) ||
+	    !get_bool(o, "finished", &h->finished) ||
+	    !get_size(o, "checked", &h->checked) ||
+	    !get_size(o, "passed", &passed) ||
+	    !get_size(o, "failed", &h->failed) ||
+	    !get_size(o, "timeouts", &h->timeouts) ||
 	    passed + h->failed != h->checked || h->timeouts > h->failed)
 		return -EINVAL;
-	if (!json_get(m, n, "shard"))
+	if (!json_object_object_get_ex(o, "shard", NULL))
 		return 0;	/* an older report */
-	return parse_shard_fields(m, n, h);
+	return parse_shard_fields(o, h);
 }
 
-/* -EINVAL if the line is not a report's state line. */
+/* -EINVAL if the line is not a report's first line, -ENOMEM. */
 int
-report_parse_state(char *line, struct report_state *r)
+report_parse_head(const char *line, struct report_head *h)
 {
-	struct json_member m[MAX_MEMBERS];
-	size_t n = json_members(line, m);
-	const char *entry;
-	uint64_t exit_code;
-	char *end;
+	static const char open[] = ",\"states\":[";
+	size_t len = strcspn(line, "\n");
+	char *whole;
+	int ret;
 
-	*r = (struct report_state) { .index = NO_INDEX };
-	if (!n || strcmp(m[0].key, "point") ||
-	    !get_u64(m, n, "point", &r->point) ||
-	    !get_string(m, n, "kind", &r->kind) ||
-	    !(entry = json_get(m, n, "entry")) ||
-	    !get_string(m, n, "spec", &r->spec) ||
-	    !get_string(m, n, "state", &r->name) ||
-	    !get_string(m, n, "result", &r->result) ||
-	    !get_u64(m, n, "exit", &exit_code) || exit_code > 255 ||
-	    !json_get(m, n, "seconds") ||
-	    (json_get(m, n, "index") && !get_u64(m, n, "index", &r->index)))
+	*h = (struct report_head) { 0 };
+	if (len < sizeof(open) || line[0] != '{' ||
+	    strncmp(line + len - (sizeof(open) - 1), open, sizeof(open) - 1))
 		return -EINVAL;
-	errno = 0;
-	r->entry = strtoll(entry, &end, 10);
-	if (errno || *end || end == entry || r->entry < -1)
+	/* closed, with no states, it is one object */
+	if (asprintf(&whole, "%.*s]}\n", (int)len, line) < 0)
+		return -ENOMEM;
+	h->parsed = parse_object(whole);
+	free(whole);
+	if (!h->parsed)
 		return -EINVAL;
-	r->seconds = strtod(json_get(m, n, "seconds"), &end);
-	if (*end || r->seconds < 0)
+	ret = parse_head(h->parsed, h);
+	if (ret)
+		report_head_release(h);
+	return ret;
+}
+
+void
+report_head_release(struct report_head *h)
+{
+	json_object_put(h->parsed);
+	*h = (struct report_head) { 0 };
+}
+
+/* A string member copied to *at, moved on; NULL if there is none. */
+static const char *
+move_string(struct json_object *o, const char *key, char **at)
+{
+	const char *s;
+	char *kept = *at;
+
+	if (!get_string(o, key, &s))
+		return NULL;
+	*at = stpcpy(*at, s) + 1;
+	return kept;
+}
+
+static int
+parse_state(struct json_object *o, char *line, struct report_state *r)
+{
+	struct json_object *entry = member(o, "entry", json_type_int);
+	struct json_object *seconds = member(o, "seconds", json_type_double);
+	uint64_t exit_code;
+	char *at = line;
+
+	if (!get_u64(o, "point", &r->point) ||
+	    !get_u64(o, "exit", &exit_code) || exit_code > 255 ||
+	    !entry || json_object_get_int64(entry) < -1 ||
+	    (json_object_object_get_ex(o, "index", NULL) &&
+	     !get_u64(o, "index", &r->index)))
 		return -EINVAL;
+	if (!seconds)	/* a whole number of seconds is an int to json-c */
+		seconds = member(o, "seconds", json_type_int);
+	if (!seconds || json_object_get_double(seconds) < 0)
+		return -EINVAL;
+	/*
+	 * The strings move into the line: each is shorter than its text in
+	 * the line, quoted and perhaps escaped, and none is read twice.
+	 */
+	r->kind = move_string(o, "kind", &at);
+	r->spec = r->kind ? move_string(o, "spec", &at) : NULL;
+	r->name = r->spec ? move_string(o, "state", &at) : NULL;
+	r->result = r->name ? move_string(o, "result", &at) : NULL;
+	if (!r->result)
+		return -EINVAL;
+	r->entry = json_object_get_int64(entry);
+	r->seconds = json_object_get_double(seconds);
 	r->exit_code = (int)exit_code;
 	/* the verdict and the exit status must agree */
 	if (!strcmp(r->result, "pass"))
@@ -885,6 +927,21 @@ report_parse_state(char *line, struct report_state *r)
 	if (!strcmp(r->result, "fail"))
 		return exit_code ? 0 : -EINVAL;
 	return strcmp(r->result, "timeout") ? -EINVAL : 0;
+}
+
+/* -EINVAL if the line is not a report's state line. */
+int
+report_parse_state(char *line, struct report_state *r)
+{
+	struct json_object *o = parse_object(line);
+	int ret;
+
+	*r = (struct report_state) { .index = NO_INDEX };
+	if (!o)
+		return -EINVAL;
+	ret = parse_state(o, line, r);
+	json_object_put(o);
+	return ret;
 }
 
 /*
@@ -942,15 +999,17 @@ static int
 same_plan(const struct check_run *run, char *line)
 {
 	struct report_head h;
+	int ret = report_parse_head(line, &h);
 
-	if (report_parse_head(line, &h))
-		return -EINVAL;
+	if (ret)
+		return ret;
 	if (h.plan != run->plan) {
 		fprintf(stderr, "flushlog check: --resume: '%s' is a report of another log or of other options (plan %016" PRIx64 ", this check %016" PRIx64 ")\n",
 			run->args->resume, h.plan, run->plan);
-		return -ENOENT;
+		ret = -ENOENT;
 	}
-	return 0;
+	report_head_release(&h);
+	return ret;
 }
 
 /*
@@ -968,7 +1027,7 @@ load_resume(struct check_run *run)
 	int ret = 0;
 	FILE *f;
 
-	f = fopen(path, "r");
+	f = fopen(path, "re");
 	if (!f) {
 		fprintf(stderr, "flushlog check: --resume: cannot open '%s': %s\n",
 			path, strerror(errno));
@@ -990,14 +1049,17 @@ load_resume(struct check_run *run)
 			ret = carry_result(run, index, line);
 	}
 	if (ret == -EINVAL)
-		fprintf(stderr, "flushlog check: --resume: '%s' line %zu is not from a 'flushlog check --json' report\n",
+		fprintf(stderr, "flushlog check: --resume: '%s' line %zu is not from a 'flushlog check --report' report\n",
 			path, lineno);
 	free(line);
 	free(index);
 	fclose(f);
+	if (ret == -ENOMEM)
+		fprintf(stderr, "flushlog check: --resume: out of memory\n");
 	if (ret)
 		return -EINVAL;
-	printf("%zu states already checked in '%s'\n", run->carried, path);
+	check_note(run->args, "%zu states already checked in '%s'", run->carried,
+		   path);
 	if (run->failed && !run->args->keep_going)
 		run->stop = true;
 	return 0;
@@ -1014,8 +1076,16 @@ report_print_head(void)
 void
 report_print_failure(const struct report_state *r, const char *note)
 {
+	/* a report's strings may hold anything, a label's spec any bytes */
+	char *kind = cli_escape(r->kind, strlen(r->kind), ESC_CONTROL);
+	char *spec = cli_escape(r->spec, strlen(r->spec), ESC_CONTROL);
+	char *name = cli_escape(r->name, strlen(r->name), ESC_CONTROL);
+
 	printf("%8" PRIu64 " %-6s %10" PRId64 " %-24s %-24s ", r->point,
-	       r->kind, r->entry, r->spec, r->name);
+	       kind ? kind : "?", r->entry, spec ? spec : "?", name ? name : "?");
+	free(kind);
+	free(spec);
+	free(name);
 	if (!strcmp(r->result, "timeout"))
 		printf("TIMEOUT (killed after %.0f s)", r->seconds);
 	else
@@ -1033,9 +1103,27 @@ report_print_totals(size_t checked, size_t failed, size_t timeouts)
 }
 
 void
+check_note(const struct check_args *a, const char *fmt, ...)
+{
+	FILE *out = a->json ? stderr : stdout;
+	va_list ap;
+
+	if (a->json && cli_quiet)
+		return;
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
+	fputc('\n', out);
+	fflush(out);
+}
+
+int
 summarise(const struct check_run *run, const char *self)
 {
-	report_print_head();
+	const struct check_args *a = run->args;
+
+	if (!a->json)
+		report_print_head();
 	for (size_t i = 0; i < run->nr_states; i++) {
 		const struct state_result *s = &run->states[i];
 		struct report_state r;
@@ -1043,17 +1131,21 @@ summarise(const struct check_run *run, const char *self)
 		if (!state_failed(s))
 			continue;
 		report_state_of(s, &r);
-		report_print_failure(&r, s->carried ? " (from --resume)" : "");
+		if (!a->json)
+			report_print_failure(&r, s->carried ? " (from --resume)" : "");
 		if (s->carried)
 			continue;
-		if (run->args->save_dir)
+		if (a->save_dir)
 			save_failure(run, s, self);
 		else if (s->output)
 			unlink(s->output);
 	}
+	if (a->json)
+		return write_json(stdout, run);
 	report_print_totals(run->done, run->failed, run->timeouts);
 	if (run->carried)
-		printf(", %zu of them from '%s'", run->carried, run->args->resume);
+		printf(", %zu of them from '%s'", run->carried, a->resume);
 	printf("%s\n", run->done < run->nr_states ?
 	       " (stopped at the first failure)" : "");
+	return 0;
 }

@@ -319,12 +319,19 @@ elapsed(const struct timespec *since)
 	       (double)(now.tv_nsec - since->tv_nsec) / 1e9;
 }
 
+/*
+ * "12/400 states, 1 failed, ETA 3m05s": the ETA from this run's pace, the
+ * states carried over by --resume neither done by it nor left to do.
+ */
 static void
-show_progress(const struct check_run *run)
+show_progress(struct check_run *run, bool now)
 {
-	if (run->progress)
-		fprintf(stderr, "\rflushlog check: %zu/%zu states, %zu failed ",
-			run->done, run->nr_states, run->failed);
+	char eta[32];
+
+	progress_eta(&run->progress, run->done - run->carried,
+		     run->nr_states - run->carried, eta, sizeof(eta));
+	progress_show(&run->progress, now, "%zu/%zu states, %zu failed%s",
+		      run->done, run->nr_states, run->failed, eta);
 }
 
 /* The first line of a file, for a one-line message; "" if none. */
@@ -353,8 +360,7 @@ checker_cannot_run(struct check_run *run, const char *why, const char *output)
 	if (output)
 		first_line(output, detail, sizeof(detail));
 	if (!run->cannot_run) {
-		if (run->progress)
-			fprintf(stderr, "\r\033[K");
+		progress_clear(&run->progress);
 		fprintf(stderr, "flushlog check: cannot run the checker '%s': %s%s%s\n",
 			run->args->cmd[0], why, *detail ? ": " : "", detail);
 	}
@@ -370,8 +376,7 @@ note_rewrite(struct check_run *run, const struct state_result *s)
 	if (run->args->images != IMAGES_AUTO || run->copying)
 		return;
 	run->copying = true;
-	if (run->progress)
-		fprintf(stderr, "\r\033[K");
+	progress_clear(&run->progress);
 	fprintf(stderr, "flushlog check: the checker wrote to the image of state %s; the states after it get copies of their own (--images copy from the start)\n",
 		s->name);
 }
@@ -442,7 +447,7 @@ finish_state(struct check_run *run, struct state_result *s, int status)
 	run->reports_dirty = true;
 	if (now_seconds() - run->reports_saved >= REPORT_INTERVAL)
 		save_reports(run);
-	show_progress(run);
+	show_progress(run, run->done == run->nr_states);
 }
 
 /*
@@ -672,8 +677,10 @@ choose_points(struct check_run *run, const struct fl_point *all, size_t nr,
 	struct fl_error err = { 0 };
 	uint64_t first = 0;
 
-	if (a->from && fl_log_resolve_point(run->log, a->from, &first, &err)) {
-		fprintf(stderr, "flushlog check: --from: %s\n", err.msg);
+	if (a->from && cli_resolve_point(run->log, a->from, &first, &err)) {
+		fprintf(stderr, "flushlog check: --from: ");
+		cli_print_escaped(stderr, err.msg);
+		fputc('\n', stderr);
 		return -EINVAL;
 	}
 	fl_points_select(all, nr, a->kinds, first, chosen, nr_chosen);
@@ -736,6 +743,27 @@ plan_add_state(uint64_t plan, const char *name)
 	return fnv1a(plan, name, strlen(name) + 1);
 }
 
+struct states_call {
+	const struct fl_log *log;
+	const struct fl_point *points;
+	size_t nr_points;
+	const struct fl_state_opts *opts;
+	struct fl_state **states;
+	size_t *nr_states;
+	uint64_t *candidates;
+	struct fl_error *err;
+};
+
+/* fl_log_states(): counting and listing take a while on a long log */
+static int
+call_states(void *arg)
+{
+	struct states_call *c = arg;
+
+	return fl_log_states(c->log, c->points, c->nr_points, c->opts,
+			     c->states, c->nr_states, c->candidates, c->err);
+}
+
 /*
  * The states to check: those of the chosen points under the chosen
  * models, counted and announced before any is run, then this shard's
@@ -758,14 +786,21 @@ choose_states(struct check_run *run, struct fl_point **points)
 	if (!chosen)
 		return -ENOMEM;
 	ret = choose_points(run, *points, nr, chosen, &nr_chosen);
-	if (!ret && (ret = fl_log_states(run->log, chosen, nr_chosen, &a->states,
-					 &states, &nr_states, &candidates, &err))) {
+	if (!ret) {
+		struct states_call call = {
+			run->log, chosen, nr_chosen, &a->states, &states,
+			&nr_states, &candidates, &err,
+		};
+
+		ret = progress_while(&run->progress, "planning the states", 0,
+				     call_states, &call);
 		if (ret == -E2BIG)
 			fprintf(stderr, "flushlog check: %s: check a deterministic sample with --max-states N (N at most %d)\n",
 				err.msg, FL_STATES_LIMIT);
-		else
+		else if (ret)
 			fprintf(stderr, "flushlog check: %s\n", err.msg);
-		ret = -EINVAL;
+		if (ret)
+			ret = -EINVAL;
 	}
 	/* the states name their points among the chosen ones */
 	free(*points);
@@ -777,11 +812,10 @@ choose_states(struct check_run *run, struct fl_point **points)
 		free(states);
 		return -ENOMEM;
 	}
-	printf("%zu states at %zu crash points (%" PRIu64 " candidates%s)\n",
-	       nr_states, nr_chosen, candidates,
-	       a->states.max_states && candidates > a->states.max_states ?
-	       ", sampled" : "");
-	fflush(stdout);
+	check_note(a, "%zu states at %zu crash points (%" PRIu64 " candidates%s)",
+		   nr_states, nr_chosen, candidates,
+		   a->states.max_states && candidates > a->states.max_states ?
+		   ", sampled" : "");
 	run->log_digest = log_digest(run->log);
 	run->plan = run->plan_all = run->log_digest;
 	run->planned = nr_states;
@@ -838,6 +872,9 @@ run_states(struct check_run *run, struct fl_error *err)
 	int ret;
 
 	run->copying = run->args->images == IMAGES_COPY;
+	run->progress.start = now_seconds();
+	if (run->nr_states > run->carried)
+		show_progress(run, true);
 	run->slots = calloc(run->args->jobs, sizeof(*run->slots));
 	if (!run->slots) {
 		cli_set_error(err, FL_ERR_OUTPUT, "out of memory");
@@ -864,8 +901,7 @@ run_states(struct check_run *run, struct fl_error *err)
 	run->slots = NULL;
 	if (run->base_fd >= 0)
 		close(run->base_fd);
-	if (run->progress)
-		fprintf(stderr, "\r\033[K");
+	progress_clear(&run->progress);
 	if (run->rewrites)
 		fprintf(stderr, "flushlog check: %zu checker%s wrote to %s state image; %s\n",
 			run->rewrites, run->rewrites == 1 ? "" : "s",

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "encode.h"
 
 /* A kind of crash point as a bit of check_args.kinds. */
 #define KIND_BIT(k)	FL_POINT_BIT(k)
@@ -27,10 +28,11 @@ enum image_mode {
 
 /* What the command line asks for. */
 struct check_args {
-	const char *log_path, *base, *save_dir, *json, *junit, *workdir, *from;
+	const char *log_path, *base, *save_dir, *report, *junit, *workdir, *from;
 	unsigned int kinds, jobs, shard_k, shard_n;
 	struct fl_state_opts states;
-	bool keep_going, quiet;
+	bool keep_going;
+	bool json;		/* the report on stdout, not the summary */
 	char **cmd;		/* the checker's argv, with {} */
 	int cmd_argc;
 	char abs_log[PATH_MAX], abs_base[PATH_MAX], abs_cmd[PATH_MAX];
@@ -95,7 +97,7 @@ struct check_run {
 	struct state_result *states;
 	size_t nr_states, next, done, failed, running;
 	bool stop;		/* a failure without --keep-going */
-	bool progress;
+	struct progress progress;
 	size_t timeouts, carried;
 	bool cannot_run;	/* a checker could not be started: exit 2 */
 	bool finished;		/* every planned state had its turn */
@@ -159,8 +161,9 @@ struct report_head {
 	size_t planned;		/* the states of every shard */
 	uint64_t plan_all;	/* the log and the states of every shard */
 	uint64_t log_digest;	/* the log alone: where a plan starts */
-	const char *options;	/* JSON object: what shapes states and verdicts */
-	const char *checker;	/* JSON array: the checker's argv, {} in it */
+	struct json_object *options;	/* what shapes states and verdicts */
+	struct json_object *checker;	/* the checker's argv, {} in it */
+	struct json_object *parsed;	/* a head read back: owns the above */
 };
 
 /* One state's line of a report. */
@@ -191,16 +194,22 @@ report_state_failed(const struct report_state *r)
  */
 int write_report(const char *who, const char *path,
 		 int (*fn)(FILE *out, const void *ctx), const void *ctx);
-void report_json_head(FILE *out, const struct report_head *h);
-void report_json_state(FILE *out, const struct report_state *r, bool first);
+/* The JSON report, a head line and a line a state: -1 if out of memory. */
+int report_json_head(FILE *out, const struct report_head *h);
+int report_json_state(FILE *out, const struct report_state *r, bool first);
 void report_json_end(FILE *out);
-void report_junit_head(FILE *out, size_t tests, size_t failures);
+/* The JUnit report: -1 if the writer failed. */
+int report_junit_head(xmlTextWriterPtr w, size_t tests, size_t failures);
 /* output: the checker's output, whose start goes in a failure, or NULL */
-void report_junit_state(FILE *out, const char *log_path,
-			const struct report_state *r, const char *output);
-void report_junit_end(FILE *out);
-/* Parse a line read from a report in place: its strings point into it. */
-int report_parse_head(char *line, struct report_head *h);
+int report_junit_state(xmlTextWriterPtr w, const char *log_path,
+		       const struct report_state *r, const char *output);
+int report_junit_end(xmlTextWriterPtr w);
+/*
+ * Parse a line read from a report: a state line in place, its strings
+ * moved into it; a head into h->parsed, which report_head_release() frees.
+ */
+int report_parse_head(const char *line, struct report_head *h);
+void report_head_release(struct report_head *h);
 int report_parse_state(char *line, struct report_state *r);
 /* The summary's table: its head, and a failed state's row. */
 void report_print_head(void);
@@ -208,11 +217,21 @@ void report_print_failure(const struct report_state *r, const char *note);
 /* "N states checked: N passed, N failed", with no newline. */
 void report_print_totals(size_t checked, size_t failed, size_t timeouts);
 
-/* Rewrite the --json and --junit reports as they stand. */
+/*
+ * A line for the user beside the results: on stdout, or with --json, whose
+ * report stdout is, on stderr unless --quiet.
+ */
+__attribute__((format(printf, 2, 3))) void
+check_note(const struct check_args *a, const char *fmt, ...);
+
+/* Rewrite the --report and --junit reports as they stand. */
 void save_reports(struct check_run *run);
-/* --resume: take the states an earlier --json report has results for as done. */
+/* --resume: take the states an earlier --report has results for as done. */
 int load_resume(struct check_run *run);
-/* Print the failed states and the totals; save each failure with --save-failures. */
-void summarise(const struct check_run *run, const char *self);
+/*
+ * Print the failed states and the totals, or with --json the report;
+ * save each failure with --save-failures.  -1 if out of memory.
+ */
+int summarise(const struct check_run *run, const char *self);
 
 #endif /* FLUSHLOG_CHECK_H */

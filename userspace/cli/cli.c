@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,35 +14,62 @@
 #include <linux/fs.h>
 
 #include "cli.h"
+#include "encode.h"
 
 #define MAX_OPTIONS 32
+
+bool cli_quiet;
+
+/*
+ * Options every command has, after its own: parsed and shown in its help
+ * by the same table, so that each means one thing everywhere.
+ */
+enum { COMMON_QUIET, COMMON_VERSION, COMMON_HELP, NR_COMMON };
+
+static const struct cli_option common_options[NR_COMMON] = {
+	[COMMON_QUIET] = { "quiet", 'q', NULL,
+			   "no progress line or notes on stderr (errors and warnings stay)" },
+	[COMMON_VERSION] = { "version", 'V', NULL, "print the version and exit" },
+	[COMMON_HELP] = { "help", 'h', NULL, "show this help and exit" },
+};
+
+static void
+usage_line(FILE *out, const struct cli_option *o)
+{
+	char left[64];
+
+	if (o->short_name)
+		snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name,
+			 o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+	else
+		snprintf(left, sizeof(left), "    --%s%s%s", o->name,
+			 o->arg ? " " : "", o->arg ? o->arg : "");
+	fprintf(out, "  %-26s %s\n", left, o->help);
+}
 
 void
 cli_usage(const struct cli_command *cmd, FILE *out)
 {
-	const struct cli_option *o;
-
 	fprintf(out, "usage: flushlog %s %s\n\n%s\n", cmd->name, cmd->synopsis,
 		cmd->summary);
 	if (cmd->description)
 		fprintf(out, "\n%s\n", cmd->description);
 	fprintf(out, "\noptions:\n");
-	for (o = cmd->options; o->name; o++) {
-		char left[64];
-
-		if (o->short_name)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s",
-				 o->short_name, o->name, o->arg ? " " : "",
-				 o->arg ? o->arg : "");
-		else
-			snprintf(left, sizeof(left), "    --%s%s%s", o->name,
-				 o->arg ? " " : "", o->arg ? o->arg : "");
-		fprintf(out, "  %-26s %s\n", left, o->help);
-	}
-	fprintf(out, "  %-26s %s\n", "-h, --help", "show this help and exit");
+	for (const struct cli_option *o = cmd->options; o->name; o++)
+		usage_line(out, o);
+	for (int i = 0; i < NR_COMMON; i++)
+		usage_line(out, &common_options[i]);
 	if (cmd->example)
 		fprintf(out, "\nexample:\n%s\n", cmd->example);
 	fprintf(out, "\nexit status: 0 ok, 1 failed, 2 usage error, 3 corrupt or unreadable log\n");
+}
+
+void
+cli_version(FILE *out)
+{
+	fprintf(out, "flushlog %s (libflushlog %s; log format versions %d and %d)\n",
+		FLUSHLOG_VERSION_STRING, fl_version(),
+		FLUSHLOG_VERSION_DURABILITY_ORDER, FLUSHLOG_VERSION);
 }
 
 void
@@ -69,15 +97,14 @@ cli_warn(const struct cli_command *cmd, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-int
-cli_next_option(const struct cli_command *cmd, int argc, char **argv,
-		const char **arg)
+/* getopt's tables: a command's options, then the common ones. */
+static void
+getopt_tables(const struct cli_command *cmd, struct option *longopts,
+	      char *shortopts)
 {
-	struct option longopts[MAX_OPTIONS + 2];
-	char shortopts[3 * MAX_OPTIONS + 4] = ":h";
-	size_t n = 0, s = 2;
-	int c, index = -1;
+	size_t n = 0, s = 0;
 
+	shortopts[s++] = ':';	/* a missing argument is told apart */
 	for (const struct cli_option *o = cmd->options; o->name; o++, n++) {
 		longopts[n] = (struct option) {
 			o->name, o->arg ? required_argument : no_argument,
@@ -89,16 +116,42 @@ cli_next_option(const struct cli_command *cmd, int argc, char **argv,
 				shortopts[s++] = ':';
 		}
 	}
-	longopts[n++] = (struct option) { "help", no_argument, NULL, 'h' };
+	for (int i = 0; i < NR_COMMON; i++) {
+		longopts[n++] = (struct option) {
+			common_options[i].name, no_argument, NULL,
+			common_options[i].short_name,
+		};
+		shortopts[s++] = (char)common_options[i].short_name;
+	}
 	longopts[n] = (struct option) { 0 };
 	shortopts[s] = '\0';
+}
 
+int
+cli_next_option(const struct cli_command *cmd, int argc, char **argv,
+		const char **arg)
+{
+	struct option longopts[MAX_OPTIONS + NR_COMMON + 1];
+	char shortopts[3 * (MAX_OPTIONS + NR_COMMON) + 2];
+	int c, index = -1;
+
+	getopt_tables(cmd, longopts, shortopts);
 	opterr = 0;
-	c = getopt_long(argc, argv, shortopts, longopts, &index);
+	for (;;) {
+		c = getopt_long(argc, argv, shortopts, longopts, &index);
+		if (c == 'q')
+			cli_quiet = true;
+		else
+			break;
+	}
 	if (c == -1)
 		return -1;
 	if (c == 'h') {
 		cli_usage(cmd, stdout);
+		exit(EXIT_OK);
+	}
+	if (c == 'V') {
+		cli_version(stdout);
 		exit(EXIT_OK);
 	}
 	if (c == '?' || c == ':') {
@@ -111,9 +164,9 @@ cli_next_option(const struct cli_command *cmd, int argc, char **argv,
 	*arg = optarg;
 	if (c >= 256)
 		return c - 256;
-	for (n = 0; cmd->options[n].name; n++)
+	for (int n = 0; cmd->options[n].name; n++)
 		if (cmd->options[n].short_name == c)
-			return (int)n;
+			return n;
 	cli_usage_error(cmd, "unexpected option '-%c'", c);
 }
 
@@ -141,7 +194,10 @@ cli_parse_u64(const struct cli_command *cmd, const char *opt, const char *s,
 int
 cli_report(const struct cli_command *cmd, const struct fl_error *err)
 {
-	fprintf(stderr, "flushlog %s: %s\n", cmd->name, err->msg);
+	/* a message may quote a label: escaped, as everything else shows it */
+	fprintf(stderr, "flushlog %s: ", cmd->name);
+	cli_print_escaped(stderr, err->msg);
+	fputc('\n', stderr);
 	switch (err->source) {
 	case FL_ERR_LOG:
 	case FL_ERR_IO:		/* unreadable: as corrupt, exit 3 */
@@ -165,13 +221,60 @@ warn_torn(const struct cli_command *cmd, const char *path,
 			 info->torn_reason, info->nr_entries);
 }
 
+struct open_call {
+	const char *path;
+	unsigned int flags;
+	struct fl_log **log;
+	struct fl_error *err;
+};
+
+static int
+call_open(void *arg)
+{
+	struct open_call *c = arg;
+
+	return fl_log_open(c->path, c->flags, c->log, c->err);
+}
+
+/*
+ * fl_log_open() reads every entry header of the log, and with
+ * FL_OPEN_VERIFY_DATA every byte: minutes for a log of many gigabytes,
+ * which the progress line shows.
+ */
+static int
+open_with_progress(const struct cli_command *cmd, const char *path,
+		   unsigned int flags, struct fl_log **log, struct fl_error *err)
+{
+	struct open_call call = { path, flags, log, err };
+	char who[64], what[PATH_MAX + 32], *shown;
+	struct progress p;
+	uint64_t size = 0;
+	int fd;
+
+	snprintf(who, sizeof(who), "flushlog %s", cmd->name);
+	progress_init(&p, who);
+	if (!p.on)
+		return call_open(&call);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		size = cli_file_size(fd);
+		close(fd);
+	}
+	shown = cli_escape(path, strlen(path), ESC_CONTROL);
+	snprintf(what, sizeof(what), "%s '%s'",
+		 flags & FL_OPEN_VERIFY_DATA ? "verifying" : "reading",
+		 shown ? shown : path);
+	free(shown);
+	return progress_while(&p, what, size, call_open, &call);
+}
+
 int
 cli_open_log(const struct cli_command *cmd, const char *path,
 	     unsigned int flags, struct fl_log **log)
 {
 	struct fl_error err = { 0 };
 
-	if (fl_log_open(path, flags, log, &err))
+	if (open_with_progress(cmd, path, flags, log, &err))
 		return cli_report(cmd, &err);
 	warn_torn(cmd, path, *log);
 	return EXIT_OK;
@@ -185,7 +288,7 @@ cli_open_ordered_log(const struct cli_command *cmd, const char *path,
 
 	if (!check_order)
 		return cli_open_log(cmd, path, 0, log);
-	if (!fl_log_open(path, FL_OPEN_CHECK_ORDER, log, &err)) {
+	if (!open_with_progress(cmd, path, FL_OPEN_CHECK_ORDER, log, &err)) {
 		warn_torn(cmd, path, *log);
 		return EXIT_OK;
 	}
@@ -215,11 +318,36 @@ cli_set_error(struct fl_error *err, enum fl_error_source source,
 	va_end(ap);
 }
 
+/*
+ * fl_log_resolve_point(), and where a "mark:" spec names no mark as
+ * given, the spec with \xNN made bytes: the label as the CLI shows a byte
+ * that is not UTF-8 (or, in text, a control character).  A label that
+ * holds those four characters themselves is found first.
+ */
+int
+cli_resolve_point(const struct fl_log *log, const char *spec,
+		  uint64_t *nr_applied, struct fl_error *err)
+{
+	struct fl_error again = { 0 };
+	char *bytes;
+	int ret;
+
+	ret = fl_log_resolve_point(log, spec, nr_applied, err);
+	if (!ret || strncmp(spec, "mark:", 5) || !strstr(spec, "\\x"))
+		return ret;
+	bytes = cli_unescape(spec);
+	if (bytes && strcmp(bytes, spec) &&
+	    !fl_log_resolve_point(log, bytes, nr_applied, &again))
+		ret = 0;
+	free(bytes);
+	return ret;
+}
+
 /* Does "mark:LABEL" name this point, or an earlier mark of that label? */
 static bool
 first_mark_with_label(const struct fl_log *log, const struct fl_point *p)
 {
-	char spec[FLUSHLOG_LABEL_MAX + 8];
+	char spec[4096 + 8];	/* a dm-log-writes label may fill a sector */
 	struct fl_error err;
 	uint64_t first;
 
@@ -261,67 +389,44 @@ cli_file_size(int fd)
 	return st.st_size;
 }
 
-/* s as XML text or attribute value; other control characters become '?'. */
-void
-cli_xml_text(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '<')
-			fputs("&lt;", out);
-		else if (c == '>')
-			fputs("&gt;", out);
-		else if (c == '&')
-			fputs("&amp;", out);
-		else if (c == '"')
-			fputs("&quot;", out);
-		else if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
-			fputc('?', out);
-		else
-			fputc(c, out);
-	}
-}
-
-void
-json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 /*
- * blkparse's RWBS letters: F first for a preflush, then the operation (W
- * write, D discard, Z write-zeroes, E secure erase, N none), F for FUA,
- * S sync, M meta.  A mark is "K".
+ * The letters blktrace gives the request dm-flushlog saw, as the kernel's
+ * blk_fill_rwbs() (kernel/trace/blktrace.c) writes them: F first for
+ * REQ_PREFLUSH, then the operation (W write, D discard, DE secure erase,
+ * N any other: write-zeroes), then F for REQ_FUA, S for REQ_SYNC, M for
+ * REQ_META.  The target logs a FLUSH entry for an empty REQ_OP_WRITE with
+ * REQ_PREFLUSH (a bio-based target never sees REQ_OP_FLUSH), so a flush is
+ * FW, and FWS when it was sync.  A mark is no request: blktrace's letters
+ * for a message, N (fill_rwbs()).
  */
 void
 rwbs(const struct fl_entry *e, char buf[8])
 {
-	static const char op_letter[] = {
-		[FLUSHLOG_OP_WRITE] = 'W',
-		[FLUSHLOG_OP_DISCARD] = 'D',
-		[FLUSHLOG_OP_WRITE_ZEROES] = 'Z',
-		[FLUSHLOG_OP_SECURE_ERASE] = 'E',
-		[FLUSHLOG_OP_FLUSH] = 'N',
-		[FLUSHLOG_OP_MARK] = 'K',
-	};
+	bool preflush = e->flags & FLUSHLOG_F_PREFLUSH ||
+			e->op == FLUSHLOG_OP_FLUSH;
 	int n = 0;
 
-	if (e->flags & FLUSHLOG_F_PREFLUSH || e->op == FLUSHLOG_OP_FLUSH)
+	if (e->op == FLUSHLOG_OP_MARK) {
+		strcpy(buf, "N");
+		return;
+	}
+	if (preflush)
 		buf[n++] = 'F';
-	buf[n++] = e->op < sizeof(op_letter) && op_letter[e->op] ?
-		   op_letter[e->op] : '?';
+	switch (e->op) {
+	case FLUSHLOG_OP_WRITE:
+	case FLUSHLOG_OP_FLUSH:
+		buf[n++] = 'W';
+		break;
+	case FLUSHLOG_OP_DISCARD:
+		buf[n++] = 'D';
+		break;
+	case FLUSHLOG_OP_SECURE_ERASE:
+		buf[n++] = 'D';
+		buf[n++] = 'E';
+		break;
+	default:		/* write-zeroes, or an op this version does not know */
+		buf[n++] = 'N';
+	}
 	if (e->flags & FLUSHLOG_F_FUA)
 		buf[n++] = 'F';
 	if (e->flags & FLUSHLOG_F_SYNC)

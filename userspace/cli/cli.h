@@ -12,6 +12,10 @@
 
 #include "flushlog.h"
 
+#ifndef FLUSHLOG_VERSION_STRING
+#define FLUSHLOG_VERSION_STRING "0.1"
+#endif
+
 enum cli_exit {
 	EXIT_OK = 0,
 	EXIT_FAILED = 1,	/* a check failed, or the work could not be done */
@@ -40,14 +44,24 @@ extern const struct cli_command cmd_info, cmd_dump, cmd_points, cmd_replay,
 	cmd_check, cmd_merge, cmd_plot;
 
 /*
+ * -q, --quiet: every command's, set while its options are parsed.  Quiet,
+ * or with stderr not a terminal, a command shows no progress; quiet, it
+ * prints no notes either.  Warnings and errors are printed always.
+ */
+extern bool cli_quiet;
+
+/*
  * Next option of argv: its index in cmd->options, or -1 at the end of the
- * options (then *optind_out is the first operand).  --help prints the
- * usage and exits 0; an unknown option prints the error and exits 2.
+ * options (then cli_operand_index() is the first operand).  The options
+ * every command has are handled here: --quiet sets cli_quiet, --help
+ * prints the usage and --version the version, each exiting 0; an unknown
+ * option prints the error and exits 2.
  */
 int cli_next_option(const struct cli_command *cmd, int argc, char **argv,
 		    const char **arg);
 int cli_operand_index(void);
 void cli_usage(const struct cli_command *cmd, FILE *out);
+void cli_version(FILE *out);
 __attribute__((format(printf, 2, 3), noreturn)) void
 cli_usage_error(const struct cli_command *cmd, const char *fmt, ...);
 int cli_parse_u64(const struct cli_command *cmd, const char *opt,
@@ -67,17 +81,52 @@ int cli_open_ordered_log(const struct cli_command *cmd, const char *path,
 void cli_warn(const struct cli_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* The spec that names a point for --to: flush:K, mark:LABEL, point:N, end. */
+/* fl_log_resolve_point(), taking a label as the CLI shows it too. */
+int cli_resolve_point(const struct fl_log *log, const char *spec,
+		      uint64_t *nr_applied, struct fl_error *err);
+/*
+ * The spec that names a point for --to: flush:K, mark:LABEL, point:N, end;
+ * the label's bytes as they are, to be escaped where it is shown.
+ */
 void cli_point_spec(const struct fl_log *log, const struct fl_point *p,
 		    char *buf, size_t len);
-/* Copy src's data into dst at the same offsets, skipping src's holes. */
+/* The size of a regular file or a block device; 0 if unknown. */
 uint64_t cli_file_size(int fd);
 __attribute__((format(printf, 3, 4))) void
 cli_set_error(struct fl_error *err, enum fl_error_source source,
 	      const char *fmt, ...);
 
-void json_string(FILE *out, const char *s);
-void cli_xml_text(FILE *out, const char *s);
+/* The RWBS letters of blktrace for an entry (at most 5, and a NUL). */
 void rwbs(const struct fl_entry *e, char buf[8]);
+
+/*
+ * A progress line on stderr, for work that can take long: shown only on a
+ * terminal and without --quiet, at most a few times a second, and erased
+ * before anything else is printed (progress_clear()) and at the end.
+ */
+struct progress {
+	const char *who;	/* "flushlog check" */
+	bool on;
+	bool shown;		/* a line is on the terminal */
+	double start, drawn;	/* when it began, when last drawn */
+	double delay;		/* progress_while(): no line before this */
+};
+
+void progress_init(struct progress *p, const char *who);
+__attribute__((format(printf, 3, 4))) void
+progress_show(struct progress *p, bool now, const char *fmt, ...);
+void progress_clear(struct progress *p);
+/* " ETA 1m05s" from how long done of total took; "" until it can tell. */
+void progress_eta(const struct progress *p, uint64_t done, uint64_t total,
+		  char *buf, size_t len);
+double progress_now(void);
+
+/*
+ * While fn(arg) runs (reading a log, planning states), a progress line
+ * says what: with bytes (the log's size), how much the process read so
+ * far; without, how long it has taken.  Returns fn's value.
+ */
+int progress_while(struct progress *p, const char *what, uint64_t bytes,
+		   int (*fn)(void *arg), void *arg);
 
 #endif /* FLUSHLOG_CLI_H */

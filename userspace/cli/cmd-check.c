@@ -16,7 +16,7 @@
 enum {
 	OPT_BASE, OPT_POINTS, OPT_STATES, OPT_MAX_REORDER, OPT_MAX_TORN,
 	OPT_MAX_STATES, OPT_FROM, OPT_JOBS, OPT_SHARD, OPT_KEEP_GOING,
-	OPT_SAVE, OPT_JSON, OPT_JUNIT, OPT_WORKDIR, OPT_QUIET,
+	OPT_SAVE, OPT_REPORT, OPT_JUNIT, OPT_JSON, OPT_WORKDIR,
 	OPT_TIMEOUT, OPT_RESUME, OPT_NO_ORDER_CHECK, OPT_IMAGES,
 };
 
@@ -42,16 +42,18 @@ static const struct cli_option check_options[] = {
 			     "go on after a failing state" },
 	[OPT_SAVE] = { "save-failures", 's', "DIR",
 		       "keep images, output and a reproducer per failure" },
-	[OPT_JSON] = { "json", 0, "FILE", "write a JSON report to FILE" },
+	[OPT_REPORT] = { "report", 0, "FILE",
+			 "write the JSON report to FILE, kept up to date as states finish" },
 	[OPT_JUNIT] = { "junit", 0, "FILE",
 			"write JUnit XML, one test case per state" },
+	[OPT_JSON] = { "json", 0, NULL,
+		       "print the JSON report on stdout instead of the summary" },
 	[OPT_WORKDIR] = { "workdir", 'w', "DIR",
 			  "where state images go (default $TMPDIR or /tmp)" },
-	[OPT_QUIET] = { "quiet", 'q', NULL, "no progress line on stderr" },
 	[OPT_TIMEOUT] = { "timeout", 0, "SECONDS",
 			  "kill a checker's process group after SECONDS: result timeout" },
 	[OPT_RESUME] = { "resume", 0, "REPORT",
-			 "skip the states REPORT (an earlier --json) has results for" },
+			 "skip the states REPORT (an earlier --report) has results for" },
 	[OPT_NO_ORDER_CHECK] = { "no-order-check", 0, NULL,
 				 "use a log not in durability order (states may be wrong)" },
 	[OPT_IMAGES] = { "images", 0, "MODE",
@@ -180,10 +182,10 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 			break;
 		case OPT_KEEP_GOING: a->keep_going = true; break;
 		case OPT_SAVE: a->save_dir = arg; break;
-		case OPT_JSON: a->json = arg; break;
+		case OPT_REPORT: a->report = arg; break;
 		case OPT_JUNIT: a->junit = arg; break;
+		case OPT_JSON: a->json = true; break;
 		case OPT_WORKDIR: a->workdir = arg; break;
-		case OPT_QUIET: a->quiet = true; break;
 		case OPT_TIMEOUT:
 			a->timeout = parse_bounded(cmd, "timeout", arg, 1U << 30);
 			break;
@@ -249,7 +251,7 @@ run_check(const struct cli_command *cmd, int argc, char **argv)
 	if (ret)
 		return ret;
 	run.args = &a;
-	run.progress = !a.quiet && isatty(STDERR_FILENO);
+	progress_init(&run.progress, "flushlog check");
 	if (make_work_dir(&run, &a)) {
 		fl_log_close(run.log);
 		return EXIT_FAILED;
@@ -273,7 +275,7 @@ run_check(const struct cli_command *cmd, int argc, char **argv)
 			 a.from ? " from --from on" : "");
 	ret = run_states(&run, &err);
 	run.finished = !ret && !run.cannot_run && run.done == run.nr_states;
-	if (a.json || a.junit) {
+	if (a.report || a.junit) {
 		run.report_error = false;
 		save_reports(&run);
 	}
@@ -283,7 +285,10 @@ run_check(const struct cli_command *cmd, int argc, char **argv)
 		ret = cli_report(cmd, &err);
 	} else {
 		ret = run.failed || run.report_error ? EXIT_FAILED : EXIT_OK;
-		summarise(&run, self);
+		if (summarise(&run, self)) {
+			fprintf(stderr, "flushlog check: out of memory\n");
+			ret = EXIT_FAILED;
+		}
 	}
 	release_signals(&run);
 	free_states(&run);
@@ -328,20 +333,28 @@ const struct cli_command cmd_check = {
 		"run with exit 2: keep those two codes for that.  The log must be in\n"
 		"durability order (checked as 'flushlog info' does; exit 3 otherwise);\n"
 		"--no-order-check is for logs known to be misordered, whose states may\n"
-		"be wrong.  --json and --junit are rewritten as states finish (at most\n"
+		"be wrong.  --report and --junit are rewritten as states finish (at most\n"
 		"once a second), so a killed run leaves a report of what it checked; the\n"
 		"JSON has one state a line, and --resume REPORT takes the states REPORT\n"
-		"has a result for as done, carrying their results over.  A log with no\n"
-		"entries has two crash points, its start and its end: the base.\n"
+		"has a result for as done, carrying their results over.  --json prints\n"
+		"that report on stdout at the end instead of the table of failures, and\n"
+		"the other lines check prints go to stderr.  Labels and checker output\n"
+		"may hold any bytes: in JSON and XML a byte that is not UTF-8 is written\n"
+		"\\xNN, and in XML (and the table) control characters too, so the\n"
+		"reports always parse; a mark:LABEL spec so written names its mark.\n"
+		"On a terminal, a progress line on stderr counts the states and\n"
+		"estimates the time left.  A log with no entries has two crash points,\n"
+		"its start and its end: the base.\n"
 		"Exit status 0 when every state passed, 1 when one failed or timed out,\n"
 		"2 for a usage error or a checker that cannot run, 3 for a bad log.",
 	.example =
 		"  flushlog check --base before.img log.img -- e2fsck -fn {}\n"
 		"  flushlog check -j 2 -k --save-failures fails --junit check.xml log.img -- ./fsck-state {}\n"
 		"  flushlog check --states epoch,torn -K 1 --max-states 2000 log.img -- ./fsck-state {}\n"
+		"  flushlog check -k --json log.img -- ./fsck-state {} | jq -r '.states[] | select(.result != \"pass\") | .spec'\n"
 		"  # 8 machines, one shard each (Slurm array, K = $SLURM_ARRAY_TASK_ID):\n"
-		"  flushlog check -k --shard $SLURM_ARRAY_TASK_ID/8 --json shard-$SLURM_ARRAY_TASK_ID.json log.img -- ./check {}\n"
-		"  flushlog merge --json report.json shard-*.json     # when all 8 are done",
+		"  flushlog check -k --shard $SLURM_ARRAY_TASK_ID/8 --report shard-$SLURM_ARRAY_TASK_ID.json log.img -- ./check {}\n"
+		"  flushlog merge --report report.json shard-*.json     # when all 8 are done",
 	.options = check_options,
 	.run = run_check,
 };

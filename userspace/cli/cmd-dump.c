@@ -4,11 +4,12 @@
 #include <string.h>
 
 #include "cli.h"
+#include "encode.h"
 
 enum { OPT_JSON, OPT_FROM, OPT_TO };
 
 static const struct cli_option dump_options[] = {
-	[OPT_JSON] = { "json", 'j', NULL, "print one JSON object per entry" },
+	[OPT_JSON] = { "json", 0, NULL, "print one JSON object per entry" },
 	[OPT_FROM] = { "from", 0, "N", "start at entry N (default 0)" },
 	[OPT_TO] = { "to", 0, "N", "stop after entry N (default the last; -1: none)" },
 	{ NULL },
@@ -29,34 +30,53 @@ print_entry_text(const struct fl_log *log, uint64_t seq)
 		printf(" %12" PRIu64 " %8u", e->sector, e->nr_sectors);
 	printf(" %10" PRIu64 " %10" PRIu64 " %-5s", e->submit_tick,
 	       e->complete_tick, e->flags & FL_ENTRY_CRASH_POINT ? "point" : "");
-	if (e->op == FLUSHLOG_OP_MARK)
-		printf(" %s", fl_log_label(log, seq));
+	if (e->op == FLUSHLOG_OP_MARK) {
+		putchar(' ');
+		cli_print_escaped(stdout, fl_log_label(log, seq));
+	}
 	putchar('\n');
 }
 
-static void
+static int
+add_bool(struct json_object *o, const char *key, bool value)
+{
+	return cli_json_add(o, key, json_object_new_boolean(value));
+}
+
+/* -1 if out of memory */
+static int
 print_entry_json(const struct fl_log *log, uint64_t seq)
 {
 	const struct fl_entry *e = &fl_log_entries(log)[seq];
+	struct json_object *o = json_object_new_object();
 	char letters[8];
+	int ret;
 
+	if (!o)
+		return -1;
 	rwbs(e, letters);
-	printf("{\"seq\":%" PRIu64 ",\"logged_seq\":%" PRIu64 ",\"op\":\"%s\",\"rwbs\":\"%s\",\"sector\":%" PRIu64 ",\"nr_sectors\":%u",
-	       seq, e->seq, fl_op_name(e->op), letters, e->sector,
-	       e->nr_sectors);
-	printf(",\"preflush\":%s,\"fua\":%s,\"meta\":%s,\"sync\":%s",
-	       e->flags & FLUSHLOG_F_PREFLUSH ? "true" : "false",
-	       e->flags & FLUSHLOG_F_FUA ? "true" : "false",
-	       e->flags & FLUSHLOG_F_META ? "true" : "false",
-	       e->flags & FLUSHLOG_F_SYNC ? "true" : "false");
-	printf(",\"submit_tick\":%" PRIu64 ",\"complete_tick\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"data_len\":%u,\"crash_point\":%s",
-	       e->submit_tick, e->complete_tick, e->offset, e->data_len,
-	       e->flags & FL_ENTRY_CRASH_POINT ? "true" : "false");
-	if (e->op == FLUSHLOG_OP_MARK) {
-		printf(",\"label\":");
-		json_string(stdout, fl_log_label(log, seq));
-	}
-	printf("}\n");
+	ret = cli_json_add(o, "seq", json_object_new_uint64(seq)) ||
+	      cli_json_add(o, "logged_seq", json_object_new_uint64(e->seq)) ||
+	      cli_json_add(o, "op", json_object_new_string(fl_op_name(e->op))) ||
+	      cli_json_add(o, "rwbs", json_object_new_string(letters)) ||
+	      cli_json_add(o, "sector", json_object_new_uint64(e->sector)) ||
+	      cli_json_add(o, "nr_sectors", json_object_new_uint64(e->nr_sectors)) ||
+	      add_bool(o, "preflush", e->flags & FLUSHLOG_F_PREFLUSH) ||
+	      add_bool(o, "fua", e->flags & FLUSHLOG_F_FUA) ||
+	      add_bool(o, "meta", e->flags & FLUSHLOG_F_META) ||
+	      add_bool(o, "sync", e->flags & FLUSHLOG_F_SYNC) ||
+	      cli_json_add(o, "submit_tick", json_object_new_uint64(e->submit_tick)) ||
+	      cli_json_add(o, "complete_tick", json_object_new_uint64(e->complete_tick)) ||
+	      cli_json_add(o, "offset", json_object_new_uint64(e->offset)) ||
+	      cli_json_add(o, "data_len", json_object_new_uint64(e->data_len)) ||
+	      add_bool(o, "crash_point", e->flags & FL_ENTRY_CRASH_POINT);
+	if (e->op == FLUSHLOG_OP_MARK)
+		ret = ret || cli_json_add(o, "label",
+				    cli_json_string(fl_log_label(log, seq)));
+	if (!ret)
+		ret = cli_json_print(stdout, o);
+	json_object_put(o);
+	return ret;
 }
 
 static int
@@ -97,14 +117,17 @@ run_dump(const struct cli_command *cmd, int argc, char **argv)
 		printf("%8s %8s %-12s %-5s %12s %8s %10s %10s %-5s %s\n", "seq",
 		       "logged", "op", "rwbs", "sector", "sectors", "submit",
 		       "complete", "point", "label");
-	for (uint64_t i = from; !none && i < nr && i <= to; i++) {
+	ret = 0;
+	for (uint64_t i = from; !ret && !none && i < nr && i <= to; i++) {
 		if (json)
-			print_entry_json(log, i);
+			ret = print_entry_json(log, i);
 		else
 			print_entry_text(log, i);
 	}
 	fl_log_close(log);
-	return fflush(stdout) ? EXIT_FAILED : EXIT_OK;
+	if (ret)
+		fprintf(stderr, "flushlog dump: out of memory\n");
+	return ret || fflush(stdout) ? EXIT_FAILED : EXIT_OK;
 }
 
 const struct cli_command cmd_dump = {
@@ -115,12 +138,16 @@ const struct cli_command cmd_dump = {
 		"Entries are listed in durability order, the order replay applies.\n"
 		"Columns: entry number in that order, the number it was logged with\n"
 		"(a version 2 log is written in completion order, so the two differ),\n"
-		"operation, blkparse-style RWBS letters (F before the operation:\n"
-		"preflush; W write, D discard, Z write-zeroes, E secure erase, N flush\n"
-		"only, K mark; F after it: FUA; S sync; M metadata), first sector and\n"
-		"length in 512-byte sectors, the submit and complete ticks, 'point'\n"
-		"where a crash point ends, and a mark's label.  --to -1 prints no\n"
-		"entry: the entries of a state before the first one.",
+		"operation, the RWBS letters blktrace shows for the request the target\n"
+		"saw (F before the operation: preflush; W write, D discard, DE secure\n"
+		"erase, N write-zeroes; F after it: FUA; S sync; M metadata; a flush is\n"
+		"an empty write with preflush, FW, and a mark, a message to blktrace, N),\n"
+		"first sector and length in 512-byte sectors, the submit and complete\n"
+		"ticks, 'point' where a crash point ends, and a mark's label.  A label\n"
+		"may hold any bytes: in the text, a byte that is not UTF-8 and a control\n"
+		"character (terminal escapes included) are shown as \\xNN; in the JSON,\n"
+		"a byte that is not UTF-8.  --to -1 prints no entry: the entries of a\n"
+		"state before the first one.",
 	.example = "  flushlog dump --from 100 --to 120 log.img\n  flushlog dump --json log.img | jq 'select(.fua)'",
 	.options = dump_options,
 	.run = run_dump,

@@ -4,10 +4,14 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "encode.h"
+
+enum { OPT_JSON, OPT_QUICK };
 
 static const struct cli_option info_options[] = {
-	{ "json", 'j', NULL, "print one JSON object instead of text" },
-	{ "quick", 'q', NULL, "check headers only, not the data checksums" },
+	[OPT_JSON] = { "json", 0, NULL, "print one JSON object instead of text" },
+	[OPT_QUICK] = { "quick", 0, NULL,
+			"check headers only, not the data checksums" },
 	{ NULL },
 };
 
@@ -40,7 +44,9 @@ print_text(const char *path, const struct fl_log_info *info)
 	const struct fl_counts *c = &info->counts;
 	char uuid[37];
 
-	printf("log:              %s\n", path);
+	printf("log:              ");
+	cli_print_escaped(stdout, path);
+	putchar('\n');
 	printf("format:           %s version %u\n",
 	       fl_format_name(info->format), info->version);
 	printf("state:            %s\n", state_name(info));
@@ -79,42 +85,83 @@ print_text(const char *path, const struct fl_log_info *info)
 		printf("torn tail:        none\n");
 }
 
-static void
+static int
+add_u64(struct json_object *o, const char *key, uint64_t value)
+{
+	return cli_json_add(o, key, json_object_new_uint64(value));
+}
+
+static int
+add_bool(struct json_object *o, const char *key, bool value)
+{
+	return cli_json_add(o, key, json_object_new_boolean(value));
+}
+
+/* "torn": where a dirty log ends, or null */
+static int
+add_torn(struct json_object *o, const struct fl_log_info *info)
+{
+	struct json_object *torn;
+
+	if (!info->torn)
+		return cli_json_add_null(o, "torn");
+	torn = json_object_new_object();
+	if (!torn)
+		return -1;
+	if (add_u64(torn, "entry", info->torn_entry) ||
+	    add_u64(torn, "offset", info->torn_offset) ||
+	    cli_json_add(torn, "reason", cli_json_string(info->torn_reason))) {
+		json_object_put(torn);
+		return -1;
+	}
+	return cli_json_add(o, "torn", torn);
+}
+
+/* -1 if out of memory */
+static int
 print_json(const char *path, const struct fl_log_info *info)
 {
 	const struct fl_counts *c = &info->counts;
+	struct json_object *o = json_object_new_object();
 	char uuid[37];
+	int ret;
 
+	if (!o)
+		return -1;
 	format_uuid(info->uuid, uuid);
-	printf("{\"log\":");
-	json_string(stdout, path);
-	printf(",\"format\":\"%s\",\"version\":%u,\"clean\":%s,\"full\":%s,\"error\":%s,\"uuid\":\"%s\"",
-	       fl_format_name(info->format), info->version,
-	       info->clean ? "true" : "false",
-	       info->super_flags & FLUSHLOG_SF_FULL ? "true" : "false",
-	       info->super_flags & FLUSHLOG_SF_ERROR ? "true" : "false",
-	       info->format == FL_FORMAT_FLUSHLOG ? uuid : "");
-	printf(",\"log_block_size\":%u,\"data_block_size\":%u,\"data_sectors\":%" PRIu64 ",\"data_size_known\":%s",
-	       info->log_block_size, info->data_block_size, info->data_sectors,
-	       info->data_size_known ? "true" : "false");
-	printf(",\"log_bytes\":%" PRIu64 ",\"used_bytes\":%" PRIu64 ",\"entries\":%" PRIu64,
-	       info->log_bytes, info->used_bytes, info->nr_entries);
-	printf(",\"writes\":%" PRIu64 ",\"data_bytes\":%" PRIu64 ",\"flushes\":%" PRIu64 ",\"fua\":%" PRIu64 ",\"discards\":%" PRIu64 ",\"write_zeroes\":%" PRIu64 ",\"secure_erases\":%" PRIu64 ",\"marks\":%" PRIu64 ",\"crash_points\":%" PRIu64,
-	       c->writes, c->data_bytes, c->flushes, c->fua, c->discards,
-	       c->write_zeroes, c->secure_erases, c->marks, c->crash_points);
-	printf(",\"index_bytes\":%" PRIu64, info->index_bytes);
-	printf(",\"has_ticks\":%s,\"data_verified\":%s,\"order_verified\":%s,\"torn\":",
-	       info->has_ticks ? "true" : "false",
-	       info->data_verified ? "true" : "false",
-	       info->order_verified ? "true" : "false");
-	if (info->torn) {
-		printf("{\"entry\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"reason\":",
-		       info->torn_entry, info->torn_offset);
-		json_string(stdout, info->torn_reason);
-		printf("}}\n");
-	} else {
-		printf("null}\n");
-	}
+	ret = cli_json_add(o, "log", cli_json_string(path)) ||
+	      cli_json_add(o, "format", json_object_new_string(fl_format_name(info->format))) ||
+	      add_u64(o, "version", info->version) ||
+	      add_bool(o, "clean", info->clean) ||
+	      add_bool(o, "full", info->super_flags & FLUSHLOG_SF_FULL) ||
+	      add_bool(o, "error", info->super_flags & FLUSHLOG_SF_ERROR) ||
+	      cli_json_add(o, "uuid", json_object_new_string(
+			info->format == FL_FORMAT_FLUSHLOG ? uuid : "")) ||
+	      add_u64(o, "log_block_size", info->log_block_size) ||
+	      add_u64(o, "data_block_size", info->data_block_size) ||
+	      add_u64(o, "data_sectors", info->data_sectors) ||
+	      add_bool(o, "data_size_known", info->data_size_known) ||
+	      add_u64(o, "log_bytes", info->log_bytes) ||
+	      add_u64(o, "used_bytes", info->used_bytes) ||
+	      add_u64(o, "entries", info->nr_entries) ||
+	      add_u64(o, "writes", c->writes) ||
+	      add_u64(o, "data_bytes", c->data_bytes) ||
+	      add_u64(o, "flushes", c->flushes) ||
+	      add_u64(o, "fua", c->fua) ||
+	      add_u64(o, "discards", c->discards) ||
+	      add_u64(o, "write_zeroes", c->write_zeroes) ||
+	      add_u64(o, "secure_erases", c->secure_erases) ||
+	      add_u64(o, "marks", c->marks) ||
+	      add_u64(o, "crash_points", c->crash_points) ||
+	      add_u64(o, "index_bytes", info->index_bytes) ||
+	      add_bool(o, "has_ticks", info->has_ticks) ||
+	      add_bool(o, "data_verified", info->data_verified) ||
+	      add_bool(o, "order_verified", info->order_verified) ||
+	      add_torn(o, info);
+	if (!ret)
+		ret = cli_json_print(stdout, o);
+	json_object_put(o);
+	return ret;
 }
 
 static int
@@ -126,7 +173,7 @@ run_info(const struct cli_command *cmd, int argc, char **argv)
 	int opt, ret;
 
 	while ((opt = cli_next_option(cmd, argc, argv, &arg)) >= 0) {
-		if (opt == 0)
+		if (opt == OPT_JSON)
 			json = true;
 		else
 			quick = true;
@@ -138,12 +185,15 @@ run_info(const struct cli_command *cmd, int argc, char **argv)
 			   &log);
 	if (ret)
 		return ret;
+	ret = 0;
 	if (json)
-		print_json(argv[cli_operand_index()], fl_log_info(log));
+		ret = print_json(argv[cli_operand_index()], fl_log_info(log));
 	else
 		print_text(argv[cli_operand_index()], fl_log_info(log));
 	fl_log_close(log);
-	return fflush(stdout) ? EXIT_FAILED : EXIT_OK;
+	if (ret)
+		fprintf(stderr, "flushlog info: out of memory\n");
+	return ret || fflush(stdout) ? EXIT_FAILED : EXIT_OK;
 }
 
 const struct cli_command cmd_info = {
@@ -155,7 +205,9 @@ const struct cli_command cmd_info = {
 		"data checksum and, from the ticks, that entries are in durability\n"
 		"order, and prints its format, state, sizes and entry counts.\n"
 		"A log that was not closed cleanly ends at its first incomplete entry:\n"
-		"that torn tail is reported, and exit status stays 0.",
+		"that torn tail is reported, and exit status stays 0.  --quick reads\n"
+		"the headers only.  On a terminal, a progress line on stderr shows how\n"
+		"much of the log has been read.",
 	.example = "  flushlog info /dev/vdc\n  flushlog info --json run/log.img | jq .crash_points",
 	.options = info_options,
 	.run = run_info,

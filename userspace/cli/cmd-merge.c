@@ -21,12 +21,14 @@
 
 #include "check.h"
 
-enum { OPT_JSON, OPT_JUNIT };
+enum { OPT_REPORT, OPT_JUNIT, OPT_JSON };
 
 static const struct cli_option merge_options[] = {
-	[OPT_JSON] = { "json", 0, "FILE", "write the merged JSON report to FILE" },
+	[OPT_REPORT] = { "report", 0, "FILE", "write the merged JSON report to FILE" },
 	[OPT_JUNIT] = { "junit", 0, "FILE",
 			"write the merged JUnit XML, one test case per state" },
+	[OPT_JSON] = { "json", 0, NULL,
+		       "print the merged JSON report on stdout instead of the summary" },
 	{ NULL },
 };
 
@@ -54,6 +56,7 @@ struct merge {
 	struct report_head head;	/* of the merged report */
 	size_t missing, duplicates;
 	bool refused;		/* not of one run: nothing is written */
+	struct progress progress;	/* while the reports are read */
 };
 
 static __attribute__((format(printf, 2, 3))) void
@@ -61,6 +64,7 @@ refuse(struct merge *m, const char *fmt, ...)
 {
 	va_list ap;
 
+	progress_clear(&m->progress);
 	fprintf(stderr, "flushlog merge: ");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -100,8 +104,12 @@ parse_report(struct merge *m, struct shard_report *rep, FILE *f)
 	char *line = NULL;
 	int ret;
 
-	if (getline(&rep->head_line, &cap, f) <= 0 ||
-	    report_parse_head(rep->head_line, &rep->head))
+	if (getline(&rep->head_line, &cap, f) <= 0)
+		goto bad;
+	ret = report_parse_head(rep->head_line, &rep->head);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret)
 		goto bad;
 	if (!rep->head.shard_n) {
 		refuse(m, "'%s' is a report of an older flushlog check, which did not say what it shares with other shards: check again",
@@ -143,7 +151,7 @@ parse_report(struct merge *m, struct shard_report *rep, FILE *f)
 	return 0;
 bad:
 	free(line);
-	refuse(m, "'%s' line %zu is not from a 'flushlog check --json' report",
+	refuse(m, "'%s' line %zu is not from a 'flushlog check --report' report",
 	       rep->path, lineno);
 	return -EINVAL;
 }
@@ -174,12 +182,14 @@ same_run(struct merge *m, const struct shard_report *first,
 		refuse(m, "'%s' is a report on another log than '%s' ('%s', digest %016" PRIx64 ", against '%s', digest %016" PRIx64 ")",
 		       rep->path, first->path, b->log_path, b->log_digest,
 		       a->log_path, a->log_digest);
-	} else if (strcmp(a->options, b->options)) {
+	} else if (!json_object_equal(a->options, b->options)) {
 		refuse(m, "'%s' was checked with other options than '%s':\n  %s\n  %s",
-		       rep->path, first->path, b->options, a->options);
-	} else if (strcmp(a->checker, b->checker)) {
+		       rep->path, first->path, cli_json_text(b->options),
+		       cli_json_text(a->options));
+	} else if (!json_object_equal(a->checker, b->checker)) {
 		refuse(m, "'%s' ran another checker than '%s':\n  %s\n  %s",
-		       rep->path, first->path, b->checker, a->checker);
+		       rep->path, first->path, cli_json_text(b->checker),
+		       cli_json_text(a->checker));
 	} else if (a->shard_n != b->shard_n) {
 		refuse(m, "'%s' is shard %u/%u, '%s' shard %u/%u: the shards of one run are of one N",
 		       rep->path, b->shard_k, b->shard_n, first->path,
@@ -311,6 +321,7 @@ static void
 merged_head(struct merge *m)
 {
 	m->head = m->reports[0].head;
+	m->head.parsed = NULL;	/* its strings stay the first report's */
 	m->head.plan = m->head.plan_all;
 	m->head.shard_k = 0;
 	m->head.shard_n = 1;
@@ -334,16 +345,17 @@ write_json(FILE *out, const void *ctx)
 {
 	const struct merge *m = ctx;
 	bool first = true;
+	int ret;
 
-	report_json_head(out, &m->head);
-	for (size_t i = 0; i < m->planned; i++) {
+	ret = report_json_head(out, &m->head);
+	for (size_t i = 0; !ret && i < m->planned; i++) {
 		if (!m->result[i])
 			continue;
-		report_json_state(out, m->result[i], first);
+		ret = report_json_state(out, m->result[i], first);
 		first = false;
 	}
 	report_json_end(out);
-	return 0;
+	return ret;
 }
 
 /* The checkers' output stayed with the shards (their --junit has it). */
@@ -351,14 +363,17 @@ static int
 write_junit(FILE *out, const void *ctx)
 {
 	const struct merge *m = ctx;
+	xmlTextWriterPtr w = cli_xml_start(out);
+	int failed;
 
-	report_junit_head(out, m->head.checked, m->head.failed);
-	for (size_t i = 0; i < m->planned; i++)
+	if (!w)
+		return -1;
+	failed = report_junit_head(w, m->head.checked, m->head.failed);
+	for (size_t i = 0; !failed && i < m->planned; i++)
 		if (m->result[i])
-			report_junit_state(out, m->head.log_path, m->result[i],
-					   NULL);
-	report_junit_end(out);
-	return 0;
+			failed = report_junit_state(w, m->head.log_path,
+						    m->result[i], NULL);
+	return cli_xml_end(w, failed || report_junit_end(w));
 }
 
 static void
@@ -385,6 +400,8 @@ gather(struct merge *m)
 	int ret;
 
 	for (size_t i = 0; i < m->nr_reports; i++) {
+		progress_show(&m->progress, false, "reading report %zu of %zu",
+			      i + 1, m->nr_reports);
 		ret = read_report(m, &m->reports[i]);
 		if (ret == -ENOMEM)
 			return ret;
@@ -393,6 +410,7 @@ gather(struct merge *m)
 		else if (!ret)
 			first = &m->reports[i];
 	}
+	progress_clear(&m->progress);
 	if (m->refused)
 		return 0;
 	m->planned = m->reports[0].head.planned;
@@ -432,6 +450,7 @@ free_merge(struct merge *m)
 		free(rep->lines);
 		free(rep->states);
 		free(rep->head_line);
+		report_head_release(&rep->head);
 	}
 	free(m->reports);
 	free(m->result);
@@ -441,15 +460,18 @@ free_merge(struct merge *m)
 static int
 run_merge(const struct cli_command *cmd, int argc, char **argv)
 {
-	const char *json = NULL, *junit = NULL, *arg;
+	const char *report = NULL, *junit = NULL, *arg;
 	struct merge m = { 0 };
+	bool json = false;
 	int opt, ret;
 
 	while ((opt = cli_next_option(cmd, argc, argv, &arg)) >= 0) {
-		if (opt == OPT_JSON)
-			json = arg;
-		else
+		if (opt == OPT_REPORT)
+			report = arg;
+		else if (opt == OPT_JUNIT)
 			junit = arg;
+		else
+			json = true;
 	}
 	if (argc - cli_operand_index() < 1)
 		cli_usage_error(cmd, "expected one or more REPORT files");
@@ -461,7 +483,9 @@ run_merge(const struct cli_command *cmd, int argc, char **argv)
 	}
 	for (size_t i = 0; i < m.nr_reports; i++)
 		m.reports[i].path = argv[cli_operand_index() + i];
+	progress_init(&m.progress, "flushlog merge");
 	ret = gather(&m);
+	progress_clear(&m.progress);
 	if (ret || m.refused) {
 		if (ret)
 			fprintf(stderr, "flushlog merge: out of memory\n");
@@ -472,10 +496,15 @@ run_merge(const struct cli_command *cmd, int argc, char **argv)
 	}
 	merged_head(&m);
 	ret = EXIT_OK;
-	if ((json && write_report("merge", json, write_json, &m)) ||
+	if ((report && write_report("merge", report, write_json, &m)) ||
 	    (junit && write_report("merge", junit, write_junit, &m)))
 		ret = EXIT_FAILED;
-	summarise_merge(&m);
+	if (json && write_json(stdout, &m)) {
+		fprintf(stderr, "flushlog merge: out of memory\n");
+		ret = EXIT_FAILED;
+	} else if (!json) {
+		summarise_merge(&m);
+	}
 	if (m.missing)
 		ret = EXIT_USAGE;
 	else if (m.head.failed)
@@ -489,10 +518,10 @@ const struct cli_command cmd_merge = {
 	.synopsis = "[options] REPORT...",
 	.summary = "Merge the reports of a sharded check into one.",
 	.description =
-		"Reads the --json reports of 'flushlog check --shard K/N' runs, one for\n"
+		"Reads the --report files of 'flushlog check --shard K/N' runs, one for\n"
 		"each K, and writes the report, JSON and JUnit, that one run without\n"
 		"--shard would have written, the states in its order; --resume takes\n"
-		"it.  The reports must be of one run: the same log (by the digest of\n"
+		"it.  --json prints that JSON report on stdout instead of the summary.  The reports must be of one run: the same log (by the digest of\n"
 		"its entries, whatever its path), the same options that shape the\n"
 		"states and their verdicts (points, --from, models, bounds, sample,\n"
 		"--timeout, the order check, --base by its file name and size), the\n"
@@ -506,12 +535,13 @@ const struct cli_command cmd_merge = {
 		"--resume checks the rest) and the exit status is 2.  Otherwise the\n"
 		"failed states are listed as check lists them, and the exit status is\n"
 		"0 when every state passed and 1 when one failed or timed out.  The\n"
-		"JUnit report has no checker output: each shard's own --junit has it.",
+		"JUnit report has no checker output: each shard's own --junit has it.\n"
+		"On a terminal, a progress line on stderr says which report is read.",
 	.example =
 		"  # 4 shards, anywhere (a Slurm array, a Kubernetes Indexed Job, ...):\n"
-		"  flushlog check -k --shard 2/4 --json shard-2.json log.img -- ./check {}\n"
+		"  flushlog check -k --shard 2/4 --report shard-2.json log.img -- ./check {}\n"
 		"  # then, with every shard-K.json in one folder:\n"
-		"  flushlog merge --json report.json --junit junit.xml shard-*.json",
+		"  flushlog merge --report report.json --junit junit.xml shard-*.json",
 	.options = merge_options,
 	.run = run_merge,
 };

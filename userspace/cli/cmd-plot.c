@@ -4,14 +4,17 @@
  * mark a write coloured by what it did, flush and FUA points as vertical
  * lines, marks labelled, chosen entries (failing states) in red.  Entries
  * that fall in one pixel column are drawn as one bar a kind, so the file
- * stays small whatever the log's length.
+ * stays small whatever the log's length.  The SVG is written by libxml2's
+ * writer: a label or title of any bytes makes well-formed XML.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "encode.h"
 
 #define PLOT_W		1200	/* the plot area, in pixels */
 #define PLOT_H		600
@@ -64,7 +67,7 @@ struct column {
 
 struct plot {
 	const struct fl_log *log;
-	FILE *out;
+	xmlTextWriterPtr w;
 	uint64_t nr, sectors;
 	uint64_t *highlight;
 	size_t nr_highlight;
@@ -82,14 +85,90 @@ y_of(const struct plot *p, uint64_t sector)
 	return MARGIN_T + PLOT_H - (double)sector * PLOT_H / (double)p->sectors;
 }
 
-static void
+/*
+ * The writer's calls return < 0 on failure (out of memory, a write
+ * error); each drawing function returns -1 if one of its calls failed.
+ */
+static int
+start(const struct plot *p, const char *element)
+{
+	return xmlTextWriterStartElement(p->w, BAD_CAST element) < 0 ? -1 : 0;
+}
+
+static int
+end(const struct plot *p)
+{
+	return xmlTextWriterEndElement(p->w) < 0 ? -1 : 0;
+}
+
+static __attribute__((format(printf, 3, 4))) int
+attr(const struct plot *p, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = xmlTextWriterWriteVFormatAttribute(p->w, BAD_CAST name, fmt, ap);
+	va_end(ap);
+	return ret < 0 ? -1 : 0;
+}
+
+/* <text x y [anchor]>TEXT</text>: TEXT any bytes, escaped */
+static int
+text(const struct plot *p, double x, double y, const char *anchor,
+     const char *s)
+{
+	return start(p, "text") || attr(p, "x", "%.1f", x) ||
+	       attr(p, "y", "%.1f", y) ||
+	       (anchor && attr(p, "text-anchor", "%s", anchor)) ||
+	       cli_xml_text(p->w, s, strlen(s), 0) || end(p);
+}
+
+static int
+rect(const struct plot *p, double x, double y, double w, double h,
+     const char *fill)
+{
+	return start(p, "rect") || attr(p, "x", "%.1f", x) ||
+	       attr(p, "y", "%.1f", y) || attr(p, "width", "%.2f", w) ||
+	       attr(p, "height", "%.2f", h) ||
+	       (fill && attr(p, "fill", "%s", fill)) || end(p);
+}
+
+/* Each kind's bars, one a pixel column, over the sectors its entries span. */
+static int
+draw_bars(const struct plot *p, const struct column *cols)
+{
+	double w = (double)PLOT_W / (double)p->nr;
+
+	for (int k = 0; k < NR_KINDS; k++) {
+		if (start(p, "g") || attr(p, "fill", "%s", kinds[k].colour))
+			return -1;
+		for (size_t c = 0; c < PLOT_W; c++) {
+			double top, h;
+
+			if (cols[c].lo[k] == UINT64_MAX)
+				continue;
+			top = y_of(p, cols[c].hi[k]);
+			h = y_of(p, cols[c].lo[k]) - top;
+			if (rect(p, MARGIN_L + (double)c, top, w < 1 ? 1 : w,
+				 h < 1 ? 1 : h, NULL))
+				return -1;
+		}
+		if (end(p))
+			return -1;
+	}
+	return 0;
+}
+
+static int
 draw_writes(const struct plot *p)
 {
 	const struct fl_entry *e = fl_log_entries(p->log);
 	struct column *cols = calloc(PLOT_W, sizeof(*cols));
+	int ret;
 
 	if (!cols)
-		return;
+		return -1;
 	for (size_t c = 0; c < PLOT_W; c++)
 		for (int k = 0; k < NR_KINDS; k++)
 			cols[c].lo[k] = UINT64_MAX;
@@ -104,22 +183,9 @@ draw_writes(const struct plot *p)
 		if (e[i].sector + e[i].nr_sectors > cols[c].hi[k])
 			cols[c].hi[k] = e[i].sector + e[i].nr_sectors;
 	}
-	for (int k = 0; k < NR_KINDS; k++) {
-		fprintf(p->out, "<g fill=\"%s\">\n", kinds[k].colour);
-		for (size_t c = 0; c < PLOT_W; c++) {
-			double top, h, w = (double)PLOT_W / (double)p->nr;
-
-			if (cols[c].lo[k] == UINT64_MAX)
-				continue;
-			top = y_of(p, cols[c].hi[k]);
-			h = y_of(p, cols[c].lo[k]) - top;
-			fprintf(p->out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.2f\"/>\n",
-				MARGIN_L + (double)c, top, w < 1 ? 1 : w,
-				h < 1 ? 1 : h);
-		}
-		fprintf(p->out, "</g>\n");
-	}
+	ret = draw_bars(p, cols);
 	free(cols);
+	return ret;
 }
 
 static bool
@@ -131,15 +197,47 @@ highlighted(const struct plot *p, uint64_t entry)
 	return false;
 }
 
+/* A crash point's line, with its entry number as a tooltip. */
+static int
+point_line(const struct plot *p, uint64_t i, const char *colour, bool mark)
+{
+	double x = x_of(p, i + 1);
+	char title[32];
+
+	snprintf(title, sizeof(title), "entry %" PRIu64, i);
+	return start(p, "line") || attr(p, "x1", "%.1f", x) ||
+	       attr(p, "y1", "%d", MARGIN_T) || attr(p, "x2", "%.1f", x) ||
+	       attr(p, "y2", "%d", MARGIN_T + PLOT_H) ||
+	       attr(p, "stroke", "%s", colour) ||
+	       attr(p, "stroke-width", "%s", highlighted(p, i) ? "2" : "0.5") ||
+	       attr(p, "stroke-opacity", "0.6") ||
+	       (mark && attr(p, "stroke-dasharray", "4 3")) ||
+	       start(p, "title") || cli_xml_text(p->w, title, strlen(title), 0) ||
+	       end(p) || end(p);
+}
+
+/* A mark's label, slanted above its line. */
+static int
+mark_label(const struct plot *p, uint64_t i)
+{
+	const char *label = fl_log_label(p->log, i);
+	double x = x_of(p, i + 1);
+
+	return start(p, "text") || attr(p, "x", "%.1f", x) ||
+	       attr(p, "y", "%d", MARGIN_T - 3) || attr(p, "font-size", "9") ||
+	       attr(p, "transform", "rotate(-45 %.1f %d)", x, MARGIN_T - 3) ||
+	       attr(p, "fill", "#75507b") ||
+	       cli_xml_text(p->w, label, strlen(label), 0) || end(p);
+}
+
 /* Flush, FUA and mark points as vertical lines; marks with their labels. */
-static void
+static int
 draw_points(const struct plot *p)
 {
 	const struct fl_entry *e = fl_log_entries(p->log);
 
 	for (uint64_t i = 0; i < p->nr; i++) {
 		bool mark = e[i].op == FLUSHLOG_OP_MARK;
-		double x = x_of(p, i + 1);
 		const char *colour;
 
 		if (highlighted(p, i))
@@ -149,47 +247,93 @@ draw_points(const struct plot *p)
 		else
 			colour = mark ? "#75507b" : e[i].op == FLUSHLOG_OP_FLUSH ||
 				 (e[i].flags & FLUSHLOG_F_PREFLUSH) ? "#4e9a06" : "#f57900";
-		fprintf(p->out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"%s\" stroke-opacity=\"0.6\"%s><title>entry %" PRIu64 "</title></line>\n",
-			x, MARGIN_T, x, MARGIN_T + PLOT_H, colour,
-			highlighted(p, i) ? "2" : "0.5",
-			mark ? " stroke-dasharray=\"4 3\"" : "", i);
-		if (mark) {
-			fprintf(p->out, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\" transform=\"rotate(-45 %.1f %d)\" fill=\"#75507b\">",
-				x, MARGIN_T - 3, x, MARGIN_T - 3);
-			cli_xml_text(p->out, fl_log_label(p->log, i));
-			fprintf(p->out, "</text>\n");
-		}
+		if (point_line(p, i, colour, mark) || (mark && mark_label(p, i)))
+			return -1;
 	}
+	return 0;
 }
 
-static void
-draw_frame(const struct plot *p, const char *title)
+static int
+draw_axes(const struct plot *p)
 {
-	fprintf(p->out, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#2e3436\"/>\n",
-		MARGIN_L, MARGIN_T, PLOT_W, PLOT_H);
+	char n[24];
+
 	for (int t = 0; t <= 4; t++) {
 		uint64_t sector = p->sectors * t / 4, entry = p->nr * t / 4;
 
-		fprintf(p->out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%" PRIu64 "</text>\n",
-			MARGIN_L - 4, y_of(p, sector) + 4, sector);
-		fprintf(p->out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%" PRIu64 "</text>\n",
-			x_of(p, entry), MARGIN_T + PLOT_H + 16, entry);
+		snprintf(n, sizeof(n), "%" PRIu64, sector);
+		if (text(p, MARGIN_L - 4, y_of(p, sector) + 4, "end", n))
+			return -1;
+		snprintf(n, sizeof(n), "%" PRIu64, entry);
+		if (text(p, x_of(p, entry), MARGIN_T + PLOT_H + 16, "middle", n))
+			return -1;
 	}
-	fprintf(p->out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">entry (sequence number)</text>\n",
-		MARGIN_L + PLOT_W / 2, MARGIN_T + PLOT_H + 34);
-	fprintf(p->out, "<text x=\"14\" y=\"%d\" transform=\"rotate(-90 14 %d)\" text-anchor=\"middle\">sector</text>\n",
-		MARGIN_T + PLOT_H / 2, MARGIN_T + PLOT_H / 2);
-	fprintf(p->out, "<text x=\"%d\" y=\"16\" font-weight=\"bold\">", MARGIN_L);
-	cli_xml_text(p->out, title);
-	fprintf(p->out, "</text>\n");
-	/* the legend, under the axis */
+	return text(p, MARGIN_L + PLOT_W / 2, MARGIN_T + PLOT_H + 34, "middle",
+		    "entry (sequence number)") ||
+	       start(p, "text") || attr(p, "x", "14") ||
+	       attr(p, "y", "%d", MARGIN_T + PLOT_H / 2) ||
+	       attr(p, "transform", "rotate(-90 14 %d)", MARGIN_T + PLOT_H / 2) ||
+	       attr(p, "text-anchor", "middle") ||
+	       cli_xml_text(p->w, "sector", 6, 0) || end(p);
+}
+
+static int
+tspan(const struct plot *p, const char *fill, const char *s)
+{
+	return start(p, "tspan") || attr(p, "fill", "%s", fill) ||
+	       cli_xml_text(p->w, s, strlen(s), 0) || end(p);
+}
+
+/* The legend, under the axis. */
+static int
+draw_legend(const struct plot *p)
+{
 	for (int k = 0; k < NR_KINDS; k++)
-		fprintf(p->out, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">%s</text>\n",
-			MARGIN_L + 110 * k, MARGIN_T + PLOT_H + 42,
-			kinds[k].colour, MARGIN_L + 110 * k + 14,
-			MARGIN_T + PLOT_H + 51, kinds[k].name);
-	fprintf(p->out, "<text x=\"%d\" y=\"%d\"><tspan fill=\"#4e9a06\">| flush</tspan> <tspan fill=\"#f57900\">| FUA</tspan> <tspan fill=\"#75507b\">: mark</tspan> <tspan fill=\"#cc0000\">| highlighted</tspan></text>\n",
-		MARGIN_L + 110 * NR_KINDS, MARGIN_T + PLOT_H + 51);
+		if (rect(p, MARGIN_L + 110 * k, MARGIN_T + PLOT_H + 42, 10, 10,
+			 kinds[k].colour) ||
+		    text(p, MARGIN_L + 110 * k + 14, MARGIN_T + PLOT_H + 51, NULL,
+			 kinds[k].name))
+			return -1;
+	return start(p, "text") || attr(p, "x", "%d", MARGIN_L + 110 * NR_KINDS) ||
+	       attr(p, "y", "%d", MARGIN_T + PLOT_H + 51) ||
+	       tspan(p, "#4e9a06", "| flush") || tspan(p, "#f57900", "| FUA") ||
+	       tspan(p, "#75507b", ": mark") ||
+	       tspan(p, "#cc0000", "| highlighted") || end(p);
+}
+
+static int
+draw_frame(const struct plot *p, const char *title)
+{
+	return start(p, "rect") || attr(p, "x", "%d", MARGIN_L) ||
+	       attr(p, "y", "%d", MARGIN_T) || attr(p, "width", "%d", PLOT_W) ||
+	       attr(p, "height", "%d", PLOT_H) || attr(p, "fill", "none") ||
+	       attr(p, "stroke", "#2e3436") || end(p) ||
+	       draw_axes(p) ||
+	       start(p, "text") || attr(p, "x", "%d", MARGIN_L) ||
+	       attr(p, "y", "16") || attr(p, "font-weight", "bold") ||
+	       cli_xml_text(p->w, title, strlen(title), 0) || end(p) ||
+	       draw_legend(p);
+}
+
+/* The whole picture; -1 if the writer failed. */
+static int
+draw(struct plot *p, FILE *out, const char *title)
+{
+	int failed;
+
+	p->w = cli_xml_start(out);
+	if (!p->w)
+		return -1;
+	failed = start(p, "svg") ||
+		 attr(p, "xmlns", "http://www.w3.org/2000/svg") ||
+		 attr(p, "width", "%d", MARGIN_L + PLOT_W + MARGIN_R) ||
+		 attr(p, "height", "%d", MARGIN_T + PLOT_H + MARGIN_B) ||
+		 attr(p, "font-family", "sans-serif") || attr(p, "font-size", "11") ||
+		 start(p, "rect") || attr(p, "width", "100%%") ||
+		 attr(p, "height", "100%%") || attr(p, "fill", "white") || end(p) ||
+		 draw_frame(p, title) || draw_writes(p) || draw_points(p) ||
+		 end(p);
+	return cli_xml_end(p->w, failed);
 }
 
 static int
@@ -228,6 +372,7 @@ run_plot(const struct cli_command *cmd, int argc, char **argv)
 	struct plot p = { 0 };
 	struct fl_log *log;
 	int opt, ret;
+	FILE *out;
 
 	while ((opt = cli_next_option(cmd, argc, argv, &arg)) >= 0) {
 		if (opt == OPT_OUTPUT)
@@ -246,23 +391,17 @@ run_plot(const struct cli_command *cmd, int argc, char **argv)
 	p.log = log;
 	p.nr = fl_log_info(log)->nr_entries;
 	p.sectors = fl_log_info(log)->data_sectors ? fl_log_info(log)->data_sectors : 1;
-	p.out = output ? fopen(output, "w") : stdout;
-	if (!p.out) {
+	out = output ? fopen(output, "w") : stdout;
+	if (!out) {
 		fprintf(stderr, "flushlog plot: cannot write '%s': %s\n", output,
 			strerror(errno));
 		ret = EXIT_FAILED;
 		goto out;
 	}
-	fprintf(p.out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
-		MARGIN_L + PLOT_W + MARGIN_R, MARGIN_T + PLOT_H + MARGIN_B);
-	fprintf(p.out, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-	draw_frame(&p, title ? title : path);
-	draw_writes(&p);
-	draw_points(&p);
-	fprintf(p.out, "</svg>\n");
-	ret = EXIT_OK;
-	if (ferror(p.out) || (output && fclose(p.out)) || (!output && fflush(p.out))) {
+	ret = draw(&p, out, title ? title : path) || ferror(out) ? EXIT_FAILED : EXIT_OK;
+	if ((output && fclose(out)) || (!output && fflush(out)))
+		ret = EXIT_FAILED;
+	if (ret) {
 		fprintf(stderr, "flushlog plot: cannot write '%s'\n",
 			output ? output : "stdout");
 		ret = EXIT_FAILED;
@@ -284,7 +423,9 @@ const struct cli_command cmd_plot = {
 		"orange a FUA write, dashed purple a mark, with its label.  --highlight\n"
 		"draws the given entries' lines in red (crashtest passes the failing\n"
 		"points; -1, a state before any entry, draws nothing).  Entries that\n"
-		"share a pixel column share one bar a kind.",
+		"share a pixel column share one bar a kind.  A label or title may hold\n"
+		"any bytes: one that is not UTF-8, and a control character, is drawn\n"
+		"as \\xNN, so the SVG is always well-formed XML.",
 	.example =
 		"  flushlog plot -o log.svg log.img\n"
 		"  flushlog plot --highlight 120,245 -o failing.svg log.img",

@@ -4,11 +4,42 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "encode.h"
 
 static const struct cli_option points_options[] = {
-	{ "json", 'j', NULL, "print one JSON object per point" },
+	{ "json", 0, NULL, "print one JSON object per point" },
 	{ NULL },
 };
+
+/* -1 if out of memory */
+static int
+print_point_json(const struct fl_point *p, const char *spec)
+{
+	struct json_object *o = json_object_new_object();
+	int ret;
+
+	if (!o)
+		return -1;
+	ret = cli_json_add(o, "point", json_object_new_uint64(p->number)) ||
+	      cli_json_add(o, "kind", json_object_new_string(fl_point_kind_name(p->kind))) ||
+	      cli_json_add(o, "entry", json_object_new_int64((int64_t)p->nr_applied - 1)) ||
+	      cli_json_add(o, "applied", json_object_new_uint64(p->nr_applied)) ||
+	      cli_json_add(o, "flush", json_object_new_uint64(p->flush_number)) ||
+	      cli_json_add(o, "spec", cli_json_string(spec)) ||
+	      cli_json_print(stdout, o);
+	json_object_put(o);
+	return ret ? -1 : 0;
+}
+
+static void
+print_point_text(const struct fl_point *p, const char *spec)
+{
+	printf("%8" PRIu64 " %-6s %10" PRId64 " %10" PRIu64 "  ", p->number,
+	       fl_point_kind_name(p->kind), (int64_t)p->nr_applied - 1,
+	       p->nr_applied);
+	cli_print_escaped(stdout, spec);
+	putchar('\n');
+}
 
 static int
 run_points(const struct cli_command *cmd, int argc, char **argv)
@@ -35,27 +66,21 @@ run_points(const struct cli_command *cmd, int argc, char **argv)
 	if (!json)
 		printf("%8s %-6s %10s %10s  %s\n", "point", "kind", "entry",
 		       "applied", "spec");
-	for (size_t i = 0; i < nr; i++) {
-		const struct fl_point *p = &points[i];
-		char spec[96];
+	for (size_t i = 0; i < nr && !ret; i++) {
+		/* a dm-log-writes label may fill a sector of 4 KiB */
+		char spec[4096 + 8];
 
-		cli_point_spec(log, p, spec, sizeof(spec));
-		if (json) {
-			printf("{\"point\":%" PRIu64 ",\"kind\":\"%s\",\"entry\":%" PRId64 ",\"applied\":%" PRIu64 ",\"flush\":%" PRIu64 ",\"spec\":",
-			       p->number, fl_point_kind_name(p->kind),
-			       (int64_t)p->nr_applied - 1, p->nr_applied,
-			       p->flush_number);
-			json_string(stdout, spec);
-			printf("}\n");
-			continue;
-		}
-		printf("%8" PRIu64 " %-6s %10" PRId64 " %10" PRIu64 "  %s\n",
-		       p->number, fl_point_kind_name(p->kind),
-		       (int64_t)p->nr_applied - 1, p->nr_applied, spec);
+		cli_point_spec(log, &points[i], spec, sizeof(spec));
+		if (json)
+			ret = print_point_json(&points[i], spec);
+		else
+			print_point_text(&points[i], spec);
 	}
+	if (ret)
+		fprintf(stderr, "flushlog points: out of memory\n");
 	free(points);
 	fl_log_close(log);
-	return fflush(stdout) ? EXIT_FAILED : EXIT_OK;
+	return ret || fflush(stdout) ? EXIT_FAILED : EXIT_OK;
 }
 
 const struct cli_command cmd_points = {
@@ -68,7 +93,9 @@ const struct cli_command cmd_points = {
 		"(fua) or a mark; the end of the log is the last point.  The state at\n"
 		"a point is the replay of the first 'applied' entries: 'entry' is the\n"
 		"last of them (-1: none).  'point:N' and the spec column name the point\n"
-		"for 'flushlog replay --to'.",
+		"for 'flushlog replay --to'.  A mark's label may hold any bytes: the spec\n"
+		"shows a byte that is not UTF-8 as \\xNN (in the text, a control character\n"
+		"too), which --to reads back, so a spec copied from either output works.",
 	.example = "  flushlog points log.img\n  flushlog points --json log.img | jq -r .spec",
 	.options = points_options,
 	.run = run_points,

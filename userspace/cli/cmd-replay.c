@@ -21,7 +21,7 @@
 #include "cli.h"
 
 enum {
-	OPT_OUTPUT, OPT_TO, OPT_STATE, OPT_FROM, OPT_BASE, OPT_IN_PLACE, OPT_QUIET,
+	OPT_OUTPUT, OPT_TO, OPT_STATE, OPT_FROM, OPT_BASE, OPT_IN_PLACE,
 	OPT_NO_ORDER_CHECK,
 };
 
@@ -37,7 +37,6 @@ static const struct cli_option replay_options[] = {
 		       "start from a copy of BASE, not from zeroes" },
 	[OPT_IN_PLACE] = { "in-place", 0, NULL,
 			   "apply the entries onto IMAGE's current contents" },
-	[OPT_QUIET] = { "quiet", 'q', NULL, "no progress line or notes on stderr" },
 	[OPT_NO_ORDER_CHECK] = { "no-order-check", 0, NULL,
 				 "use a log not in durability order (states may be wrong)" },
 	{ NULL },
@@ -51,9 +50,9 @@ struct replay_args {
 static void
 show_progress(void *arg, uint64_t done, uint64_t total)
 {
-	(void)arg;
-	fprintf(stderr, "\rflushlog replay: %3u%% of %" PRIu64 " MiB",
-		total ? (unsigned int)(done * 100 / total) : 100, total >> 20);
+	progress_show(arg, false, "%3u%% of %" PRIu64 " MiB",
+		      total ? (unsigned int)(done * 100 / total) : 100,
+		      total >> 20);
 }
 
 /* Copy BASE into fd, sharing blocks where the filesystem can. */
@@ -185,9 +184,6 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 		case OPT_IN_PLACE:
 			a->in_place = true;
 			break;
-		case OPT_QUIET:
-			a->quiet = true;
-			break;
 		case OPT_NO_ORDER_CHECK:
 			a->check_order = false;
 			break;
@@ -195,6 +191,7 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 	}
 	if (argc - cli_operand_index() != 1)
 		cli_usage_error(cmd, "expected one LOG");
+	a->quiet = cli_quiet;
 	a->log_path = argv[cli_operand_index()];
 	if (!a->output)
 		cli_usage_error(cmd, "missing --output IMAGE");
@@ -284,6 +281,7 @@ replay(const struct cli_command *cmd, const struct replay_args *a,
 {
 	const struct fl_log_info *info = fl_log_info(log);
 	struct fl_error err = { 0 };
+	struct progress progress;
 	struct fl_replay *r;
 	char *tmp_path;
 	int fd, ret;
@@ -291,17 +289,17 @@ replay(const struct cli_command *cmd, const struct replay_args *a,
 	fd = prepare_image(cmd, a, image_size(cmd, a, info), &tmp_path);
 	if (fd < 0)
 		return EXIT_FAILED;
+	progress_init(&progress, "flushlog replay");
 	ret = fl_replay_open(log, fd, &r, &err);
 	if (!ret) {
-		if (!a->quiet && isatty(STDERR_FILENO))
-			fl_replay_set_progress(r, show_progress, NULL);
+		if (progress.on)
+			fl_replay_set_progress(r, show_progress, &progress);
 		ret = fl_replay_seek(r, from, &err);
 		if (!ret)
 			ret = fl_replay_to(r, to, &err);
 		if (!ret && state)
 			ret = apply_state(a, log, fd, state, &err);
-		if (!a->quiet && isatty(STDERR_FILENO))
-			fprintf(stderr, "\r\033[K");
+		progress_clear(&progress);
 		if (!ret && !a->quiet)
 			say_cloned(cmd, a, r);
 		if (ret && !tmp_path &&
@@ -350,8 +348,8 @@ run_replay(const struct cli_command *cmd, int argc, char **argv)
 	if (ret)
 		return ret;
 	if ((a.state ? fl_state_parse(log, a.state, &state, &err) :
-		       fl_log_resolve_point(log, a.to, &to, &err)) ||
-	    (a.from && fl_log_resolve_point(log, a.from, &from, &err))) {
+		       cli_resolve_point(log, a.to, &to, &err)) ||
+	    (a.from && cli_resolve_point(log, a.from, &from, &err))) {
 		fl_log_close(log);
 		return cli_report(cmd, &err);
 	}
@@ -381,7 +379,8 @@ const struct cli_command cmd_replay = {
 		"POINT is one of: start, end, entry:N (after entry N), flush:K (the\n"
 		"K-th flush or FUA point), point:K (the K-th crash point of 'flushlog\n"
 		"points', point:0 the start), mark:LABEL (the first mark with that\n"
-		"label).  Discards,\n"
+		"label; \\xNN in LABEL is the byte NN, as points and dump show a byte\n"
+		"that is not UTF-8, where no label is LABEL as written).  Discards,\n"
 		"write-zeroes and secure erases leave zeroes.  Every data checksum is\n"
 		"checked before its data is used.  Where the log and IMAGE share a file\n"
 		"system that clones ranges (XFS, btrfs), data block aligned in the log is\n"
@@ -399,7 +398,8 @@ const struct cli_command cmd_replay = {
 		"--no-order-check is for logs known to be misordered, whose states may be\n"
 		"wrong.  A dm-log-writes log does not record the device's size: the image\n"
 		"ends at the highest sector written, or keeps the size of a larger IMAGE\n"
-		"that exists; the size used is said on stderr.",
+		"that exists; the size used is said on stderr.  On a terminal, a\n"
+		"progress line on stderr shows how much has been replayed.",
 	.example =
 		"  flushlog replay -o state.img --to flush:12 log.img\n"
 		"  flushlog replay -o dev.img --base before.img --to mark:after-fsync log.img\n"

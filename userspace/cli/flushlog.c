@@ -8,10 +8,6 @@
 
 #include "cli.h"
 
-#ifndef FLUSHLOG_VERSION_STRING
-#define FLUSHLOG_VERSION_STRING "0.1"
-#endif
-
 static const struct cli_command *const commands[] = {
 	&cmd_info, &cmd_dump, &cmd_points, &cmd_replay, &cmd_check,
 	&cmd_merge, &cmd_plot,
@@ -29,7 +25,10 @@ usage(FILE *out)
 	for (size_t i = 0; i < NR_COMMANDS; i++)
 		fprintf(out, "  %-8s %s\n", commands[i]->name,
 			commands[i]->summary);
-	fprintf(out, "\n'flushlog COMMAND --help' describes a command; 'flushlog --version' prints the version.\n");
+	fprintf(out, "\noptions:\n"
+		"  -V, --version  print the version and exit\n"
+		"  -h, --help     show this help and exit\n"
+		"\n'flushlog COMMAND --help' describes a command.\n");
 }
 
 int
@@ -48,10 +47,8 @@ main(int argc, char **argv)
 		usage(stdout);
 		return EXIT_OK;
 	}
-	if (!strcmp(argv[1], "--version")) {
-		printf("flushlog %s (log format versions %d and %d)\n",
-		       FLUSHLOG_VERSION_STRING,
-		       FLUSHLOG_VERSION_DURABILITY_ORDER, FLUSHLOG_VERSION);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		cli_version(stdout);
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < NR_COMMANDS; i++)
