@@ -146,3 +146,20 @@ for empty in discard zeroes; do
 		((rc == 0)) || _fail "write-zeroes is a guarantee, yet a state failed: $(cat "$TEST_TMP/out")"
 	fi
 done
+
+# A discard logged before an older write it overtook (a durability-order
+# log: the discard was issued after the write completed) does not keep
+# that write out of the state where discards keep their data: there the
+# discard never happened, and the write's data is what the disk holds.
+printf '%s\n' 'device 2048' 'discard 0 8 ticks 3 4' 'write 0 8 seed 1 ticks 1 2' \
+	'flush ticks 5 6' >"$TEST_TMP/o.fls"
+"$MKLOG" -o "$TEST_TMP/o.log" "$TEST_TMP/o.fls"
+printf '%s\n' 'device 2048' 'write 0 8 seed 1' >"$TEST_TMP/ow.fls"
+mkdir -p "$TEST_TMP/ow"
+"$MKLOG" -e "$TEST_TMP/ow" -o "$TEST_TMP/ow/log" "$TEST_TMP/ow.fls"
+"$FLUSHLOG" replay -q -o "$TEST_TMP/r.img" --state 3% "$TEST_TMP/o.log"
+_same_image "$TEST_TMP/ow/point-1.img" "$TEST_TMP/r.img" "state 3%: an overtaking discard kept its data"
+"$FLUSHLOG" replay -q -o "$TEST_TMP/r.img" --state 3 "$TEST_TMP/o.log"
+cmp -s "$TEST_TMP/r.img" <(head -c 1048576 /dev/zero) ||
+	_fail "state 3: the discard, issued after the write completed, did not zero it"
+echo "an overtaking discard that kept its data leaves the older write"

@@ -84,3 +84,28 @@ _expect_exit 3 "$FLUSHLOG" replay -q -o "$TEST_TMP/mixed.img" "$TEST_TMP/mixed.l
 grep -q "data checksum mismatch" "$TEST_TMP/stderr" ||
 	_fail "xxh64 entries read as crc32c: $(cat "$TEST_TMP/stderr")"
 echo "the super block's flag decides which checksum is read"
+
+# (e) an entry newer writes overwrite whole is checked all the same: W
+# waits in the cache, X (FUA, issued after W completed) covers all of it,
+# so replay writes nothing of W; a bad byte in W's data is still refused
+cat >"$TEST_TMP/o.fls" <<'EOS'
+device 2048
+checksum xxh64
+version 2
+write 0 8 seed 1 ticks 1 2
+write 0 8 fua seed 2 ticks 3 4
+flush ticks 5 6
+EOS
+"$MKLOG" -l -o "$TEST_TMP/o.log" "$TEST_TMP/o.fls" >"$TEST_TMP/layout"
+read -r _ _ off _ < <(awk '$4 > 512 { print; exit }' "$TEST_TMP/layout")
+printf 'X' | dd of="$TEST_TMP/o.log" bs=1 seek=$((off + 1024)) conv=notrunc status=none
+for path in "FLUSHLOG_READER=1" "FLUSHLOG_READER=0"; do
+	for to in end flush:2; do
+		# shellcheck disable=SC2086
+		_expect_exit 3 env $path "$FLUSHLOG" replay -q -o "$TEST_TMP/o.img" \
+			--to $to "$TEST_TMP/o.log"
+		grep -q "at offset $off: data checksum mismatch" "$TEST_TMP/stderr" ||
+			_fail "overtaken entry, $path, --to $to: $(cat "$TEST_TMP/stderr")"
+	done
+done
+echo "the data of an entry newer writes cover whole is checked too"

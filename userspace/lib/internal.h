@@ -151,6 +151,8 @@ struct fl_newer_range {
 struct fl_newer {
 	struct fl_newer_range *v;
 	size_t n, cap;
+	/* discards are not applied: they neither hold nor raise sectors */
+	bool pass_discards;
 };
 
 void fl_log_mark_overtaking(struct fl_log *log);
@@ -160,6 +162,10 @@ int fl_newer_apply(struct fl_newer *m, const struct fl_log *log, uint64_t seq,
 			     uint64_t count),
 		   void *arg, struct fl_error *err);
 void fl_newer_clear(struct fl_newer *m);
+int fl_newer_copy(struct fl_newer *to, const struct fl_newer *from);
+int fl_replay_apply_state(struct fl_log *log, const struct fl_replay *at_base,
+			  int image_fd, int base_fd, const struct fl_state *s,
+			  struct fl_error *err);
 void fl_newer_free(struct fl_newer *m);
 
 static inline uint64_t

@@ -60,6 +60,23 @@ fl_newer_clear(struct fl_newer *m)
 	m->n = 0;
 }
 
+int
+fl_newer_copy(struct fl_newer *to, const struct fl_newer *from)
+{
+	if (from->n > to->cap) {
+		struct fl_newer_range *v = realloc(to->v, from->n * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		to->v = v;
+		to->cap = from->n;
+	}
+	if (from->n)
+		memcpy(to->v, from->v, from->n * sizeof(*to->v));
+	to->n = from->n;
+	return 0;
+}
+
 void
 fl_newer_free(struct fl_newer *m)
 {
@@ -84,12 +101,11 @@ newer_find(const struct fl_newer *m, uint64_t at)
 	return lo;
 }
 
-/* Take [start, end) out of the map; then put it back with tick, if asked. */
+/* Sectors [start, end) hold tick from now on, whatever they held. */
 static int
-newer_set(struct fl_newer *m, uint64_t start, uint64_t end, bool set,
-	  uint64_t tick)
+newer_set(struct fl_newer *m, uint64_t start, uint64_t end, uint64_t tick)
 {
-	size_t i = newer_find(m, start), j = i, add = set;
+	size_t i = newer_find(m, start), j = i, add = 1;
 	struct fl_newer_range head = { 0 }, tail = { 0 };
 	bool has_head = false, has_tail = false;
 
@@ -106,8 +122,6 @@ newer_set(struct fl_newer *m, uint64_t start, uint64_t end, bool set,
 		has_tail = true;
 	}
 	add += has_head + has_tail;
-	if (i == j && !add)
-		return 0;
 	if (m->n - (j - i) + add > m->cap) {
 		size_t cap = m->cap ? 2 * m->cap : 16;
 		struct fl_newer_range *v;
@@ -124,8 +138,7 @@ newer_set(struct fl_newer *m, uint64_t start, uint64_t end, bool set,
 	m->n = m->n - (j - i) + add;
 	if (has_head)
 		m->v[i++] = head;
-	if (set)
-		m->v[i++] = (struct fl_newer_range){ start, end, tick };
+	m->v[i++] = (struct fl_newer_range){ start, end, tick };
 	if (has_tail)
 		m->v[i] = tail;
 	return 0;
@@ -136,11 +149,18 @@ newer_set(struct fl_newer *m, uint64_t start, uint64_t end, bool set,
  * fn on each run of them that no newer entry already applied holds, and
  * note what the entry now holds.  fn NULL: only note it (the entries an
  * image already has).
+ *
+ * The map keeps, for each sector, the latest issue tick of the marked
+ * entries applied there: an entry that completed before that tick was
+ * overwritten by one of them, on the disk, whatever was applied since.
+ * So ticks only ever rise, and only marked entries raise them: an
+ * unmarked entry was issued before every later entry completed, so its
+ * tick could never keep one of them out.
  */
 int
 fl_newer_apply(struct fl_newer *m, const struct fl_log *log, uint64_t seq,
 	       uint64_t first, uint64_t count,
-		       int (*fn)(void *arg, uint64_t seq, uint64_t first, uint64_t count),
+	       int (*fn)(void *arg, uint64_t seq, uint64_t first, uint64_t count),
 	       void *arg, struct fl_error *err)
 {
 	const struct fl_entry *e = &log->entries[seq];
@@ -148,10 +168,12 @@ fl_newer_apply(struct fl_newer *m, const struct fl_log *log, uint64_t seq,
 	bool overtakes = e->flags & FL_ENTRY_OVERTAKES;
 	int ret = 0;
 
-	if (!changes_data(e) || (!m->n && !overtakes))
-		return fn ? fn(arg, seq, first, count) : 0;
+	if (!changes_data(e) || (m->pass_discards && e->op == FLUSHLOG_OP_DISCARD) ||
+	    (!m->n && !overtakes))
+		goto whole;
 	for (size_t i = newer_find(m, at); at < end && !ret; at = stop) {
 		const struct fl_newer_range *held = NULL;
+		bool raise = overtakes;
 
 		if (i < m->n && m->v[i].start < end)
 			held = &m->v[i];
@@ -161,15 +183,18 @@ fl_newer_apply(struct fl_newer *m, const struct fl_log *log, uint64_t seq,
 				i++;	/* issued after e completed: it stays */
 				continue;
 			}
+			raise = overtakes && e->submit_tick > held->tick;
 		} else {
 			stop = held ? held->start : end;
 		}
 		ret = fn ? fn(arg, seq, at - e->sector, stop - at) : 0;
-		if (!ret && newer_set(m, at, stop, overtakes, e->submit_tick))
+		if (!ret && raise && newer_set(m, at, stop, e->submit_tick))
 			return fl_set_error(err, FL_ERR_NOMEM, seq, e->offset,
 					    "out of memory noting which sectors entry %" PRIu64 " holds",
 					    seq), -ENOMEM;
 		i = newer_find(m, stop);
 	}
 	return ret;
+whole:
+	return fn ? fn(arg, seq, first, count) : 0;
 }

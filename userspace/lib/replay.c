@@ -77,6 +77,7 @@ struct fl_replay {
 	uint64_t run_start, run_len;
 	/* what entries that overtook older ones hold of the image */
 	struct fl_newer newer;
+	uint64_t checked;		/* the last entry whose data was checked */
 	/* the callbacks' error; fl_state_apply: what the discards left */
 	struct fl_error *err;
 	struct fl_ranges *kept;
@@ -242,6 +243,7 @@ fl_replay_open(struct fl_log *log, int image_fd, struct fl_replay **rp,
 	}
 	r->log = log;
 	r->fd = image_fd;
+	r->checked = FL_NO_ENTRY;
 	r->is_blockdev = S_ISBLK(st.st_mode);
 	r->image_bytes = size;
 	probe_kernel_copy(r, &st);
@@ -340,13 +342,12 @@ entry_data(struct fl_replay *r, uint64_t seq, uint64_t skip, uint32_t len,
 }
 
 /*
- * Entry seq's data matches its checksum.  The reader thread checks what it
- * reads: wait for its word.  Data that fits the window stays there to be
- * written; larger data (a crafted or unusual log) is read twice, once to
- * check it and once to write it.
+ * Data that fits the window stays there to be written; larger data (a
+ * crafted or unusual log) is read twice, once to check it and once to
+ * write it.
  */
 static int
-check_data(struct fl_replay *r, uint64_t seq, struct fl_error *err)
+checksum_data(struct fl_replay *r, uint64_t seq, struct fl_error *err)
 {
 	const struct fl_entry *e = &r->log->entries[seq];
 	const unsigned char *data;
@@ -354,10 +355,6 @@ check_data(struct fl_replay *r, uint64_t seq, struct fl_error *err)
 	uint32_t crc;
 	int ret;
 
-	if (prefetched(r, seq))
-		return entry_data(r, seq, 0, e->data_len, &data, err);
-	if (!fl_entry_needs_crc(r->log, e))
-		return 0;
 	if (e->data_len <= r->window.cap) {
 		ret = entry_data(r, seq, 0, e->data_len, &data, err);
 		crc = ret ? 0 : fl_data_checksum(r->log, data, e->data_len);
@@ -376,6 +373,32 @@ check_data(struct fl_replay *r, uint64_t seq, struct fl_error *err)
 		 "data checksum mismatch (stored 0x%08x, computed 0x%08x)",
 		 e->data_crc, crc);
 	return entry_error(err, FL_ERR_LOG, seq, e->offset, why, -EBADMSG);
+}
+
+/*
+ * Entry seq's data matches its checksum.  The reader thread checks what it
+ * reads: wait for its word.  Each entry is checked once, before any of it
+ * is written, and also when newer entries leave none of it to write: a
+ * log with bad data is refused whatever the path through it.
+ */
+static int
+check_data(struct fl_replay *r, uint64_t seq, struct fl_error *err)
+{
+	const struct fl_entry *e = &r->log->entries[seq];
+	const unsigned char *data;
+	int ret;
+
+	if (seq == r->checked)
+		return 0;
+	if (prefetched(r, seq))
+		ret = entry_data(r, seq, 0, e->data_len, &data, err);
+	else if (!fl_entry_needs_crc(r->log, e))
+		ret = 0;
+	else
+		ret = checksum_data(r, seq, err);
+	if (!ret)
+		r->checked = seq;
+	return ret;
 }
 
 /* Queue entry seq's data bytes [skip, skip + len) for image offset dst. */
@@ -554,14 +577,29 @@ apply_piece(void *arg, uint64_t seq, uint64_t first, uint64_t count)
 	return apply_sectors(r, seq, first, count, r->err);
 }
 
-/* Entry seq's sectors [first, first + count), less what newer ones hold. */
+typedef int (*piece_fn)(void *arg, uint64_t seq, uint64_t first,
+			uint64_t count);
+
+/*
+ * Entry seq's sectors [first, first + count), less what newer ones hold,
+ * through fn.  Applied (fn apply_piece), its data is checked even when
+ * newer entries hold all of its sectors.
+ */
 static int
-apply_newest(struct fl_replay *r, uint64_t seq, uint64_t first,
-	     uint64_t count, struct fl_error *err)
+newest(struct fl_replay *r, uint64_t seq, uint64_t first, uint64_t count,
+       piece_fn fn, void *arg)
 {
-	r->err = err;
-	return fl_newer_apply(&r->newer, r->log, seq, first, count,
-			      apply_piece, r, err);
+	const struct fl_entry *e = &r->log->entries[seq];
+
+	if (fn == apply_piece && r->newer.n && e->op == FLUSHLOG_OP_WRITE &&
+	    !(e->flags & FLUSHLOG_F_NO_DATA)) {
+		int ret = check_data(r, seq, r->err);
+
+		if (ret)
+			return ret;
+	}
+	return fl_newer_apply(&r->newer, r->log, seq, first, count, fn, arg,
+			      r->err);
 }
 
 /*
@@ -635,11 +673,12 @@ fl_replay_to(struct fl_replay *r, uint64_t nr_applied, struct fl_error *err)
 		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "cannot replay backwards from %" PRIu64 " to %" PRIu64 " entries",
 				    r->pos, nr_applied), -EINVAL;
+	r->err = err;
 	r->read_limit = read_ahead_limit(r, nr_applied, &to_read);
 	start_prefetch(r, nr_applied, to_read);
 	for (; r->pos < nr_applied; r->pos++) {
-		ret = apply_newest(r, r->pos, 0,
-				   log->entries[r->pos].nr_sectors, err);
+		ret = newest(r, r->pos, 0, log->entries[r->pos].nr_sectors,
+			     apply_piece, r);
 		if (ret)
 			break;
 		if (r->progress && log->entries[r->pos].offset >= r->next_report) {
@@ -692,35 +731,31 @@ fl_replay_close(struct fl_replay *r)
 }
 
 /*
- * The entries a state applies, in log order, as (entry, first sector,
- * sector count): the first s->base whole, the extras whole, the torn one
- * in part; each less what newer entries applied before it hold.  from:
- * the image holds the first entries already.
+ * The entries a state applies after the first "from", in log order, as
+ * (entry, first sector, sector count): up to s->base whole, the extras
+ * whole, the torn one in part; each less what newer entries applied
+ * before it hold.  The map says what the first "from" hold already.
  */
 static int
 for_each_applied(struct fl_replay *r, const struct fl_state *s, uint64_t from,
-		 int (*fn)(void *arg, uint64_t seq, uint64_t first, uint64_t count),
-		 void *arg)
+		 piece_fn fn, void *arg)
 {
 	const struct fl_log *log = r->log;
 	bool torn_done = s->torn == FL_NO_ENTRY;
-	struct fl_newer *m = &r->newer;
 	unsigned int i = 0;
-	int ret;
+	int ret = 0;
 
-	ret = note_applied(r, from, r->err);
 	for (uint64_t j = from; j < s->base && !ret; j++)
-		ret = fl_newer_apply(m, log, j, 0, log->entries[j].nr_sectors,
-				     fn, arg, r->err);
+		ret = newest(r, j, 0, log->entries[j].nr_sectors, fn, arg);
 	while (!ret && (i < s->nr_extra || !torn_done)) {
 		if (!torn_done && (i == s->nr_extra || s->torn < s->extra[i])) {
-			ret = fl_newer_apply(m, log, s->torn, s->torn_first,
-					     s->torn_count, fn, arg, r->err);
+			ret = newest(r, s->torn, s->torn_first, s->torn_count,
+				     fn, arg);
 			torn_done = true;
 		} else {
-			ret = fl_newer_apply(m, log, s->extra[i], 0,
-					     log->entries[s->extra[i]].nr_sectors,
-					     fn, arg, r->err);
+			ret = newest(r, s->extra[i], 0,
+				     log->entries[s->extra[i]].nr_sectors,
+				     fn, arg);
 			i++;
 		}
 	}
@@ -809,6 +844,7 @@ keep_discards(struct fl_replay *r, int base_fd, const struct fl_state *s,
 
 	r->kept = &kept;
 	r->err = err;
+	fl_newer_clear(&r->newer);
 	ret = for_each_applied(r, s, 0, note_discard, r);
 	if (ret) {
 		fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
@@ -833,17 +869,28 @@ keep_discards(struct fl_replay *r, int base_fd, const struct fl_state *s,
 					     off, len, strerror(-ret));
 		}
 	}
-	if (!ret && kept.n)
+	if (!ret && kept.n) {
+		/* the discards kept their sectors' data: none overtook */
+		fl_newer_clear(&r->newer);
+		r->newer.pass_discards = true;
 		ret = for_each_applied(r, s, 0, restore_entry, r);
+		r->newer.pass_discards = false;
+	}
 out:
 	fl_ranges_free(&kept);
 	r->kept = NULL;
 	return ret;
 }
 
+/*
+ * The image holds the first s->base entries; at_base, if not NULL, is a
+ * replay that applied them, whose map of newer entries' sectors saves
+ * working it out again from the log.
+ */
 int
-fl_state_apply_base(struct fl_log *log, int image_fd, int base_fd,
-		    const struct fl_state *s, struct fl_error *err)
+fl_replay_apply_state(struct fl_log *log, const struct fl_replay *at_base,
+		      int image_fd, int base_fd, const struct fl_state *s,
+		      struct fl_error *err)
 {
 	struct fl_replay *r;
 	int ret;
@@ -852,8 +899,16 @@ fl_state_apply_base(struct fl_log *log, int image_fd, int base_fd,
 	if (ret)
 		return ret;
 	r->err = err;
+	if (at_base)
+		ret = fl_newer_copy(&r->newer, &at_base->newer);
+	else
+		ret = note_applied(r, s->base, err);
+	if (ret == -ENOMEM && at_base)
+		fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
+			     "out of memory copying which sectors newer entries hold");
 	/* the extras and the torn entry, merged in log order */
-	ret = for_each_applied(r, s, s->base, apply_piece, r);
+	if (!ret)
+		ret = for_each_applied(r, s, s->base, apply_piece, r);
 	if (!ret && s->keep_discards)
 		ret = keep_discards(r, base_fd, s, err);
 	if (r->nr_iov) {
@@ -863,6 +918,13 @@ fl_state_apply_base(struct fl_log *log, int image_fd, int base_fd,
 	}
 	fl_replay_close(r);
 	return ret;
+}
+
+int
+fl_state_apply_base(struct fl_log *log, int image_fd, int base_fd,
+		    const struct fl_state *s, struct fl_error *err)
+{
+	return fl_replay_apply_state(log, NULL, image_fd, base_fd, s, err);
 }
 
 int

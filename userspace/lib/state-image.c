@@ -484,7 +484,8 @@ fl_state_image_enter(struct fl_state_image *im, const struct fl_state *s,
 			return image_error(im, err, ret,
 					   ret == -ENOSPC ? "save bytes beyond its end" :
 					   "save the bytes a state's extra entries cover");
-		ret = fl_state_apply_base(im->log, im->fd, im->base_fd, s, err);
+		ret = fl_replay_apply_state(im->log, im->replay, im->fd,
+					    im->base_fd, s, err);
 		if (ret) {
 			/* what is on the image now is unknown: start over */
 			int again = rebuild(im, s->base, NULL);
