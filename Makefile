@@ -90,7 +90,10 @@ $(BUILD)/man/flushlog-format.5: docs/log-format.md
 	$(Q){ printf '%% FLUSHLOG-FORMAT 5 "" "flushlog $(VERSION)" "File Formats"\n\n# NAME\n\nflushlog-format - the dm-flushlog log format\n\n'; \
 	      sed '1d' $<; } | go-md2man >$@.tmp && mv $@.tmp $@
 
-man: $(BUILD)/man/flushlog-format.5
+# Without go-md2man (a build dependency, not a user's) the page is left
+# out, and install says so.
+FORMAT_MAN := $(if $(shell command -v go-md2man 2>/dev/null),$(BUILD)/man/flushlog-format.5)
+man: $(FORMAT_MAN)
 
 # The CLI links the archive: one file to install, and it uses nothing but
 # flushlog.h, which test 046 holds the exported symbols to.
@@ -101,7 +104,7 @@ $(BUILD)/flushlog: $(CLI_OBJS) $(BUILD)/libflushlog.a
 $(BUILD)/%: userspace/tools/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) -o $@ $<
+	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
 $(BUILD)/tests/%: tests/tools/%.c $(BUILD)/libflushlog.a $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -231,12 +234,13 @@ install: all man
 	for f in $(API_FUNCS); do \
 		echo '.so man3/libflushlog.3' >$(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; \
 	done
-	install -m 644 $(BUILD)/man/flushlog-format.5 $(DESTDIR)$(MANDIR)/man5/
+	$(if $(FORMAT_MAN),install -m 644 $(FORMAT_MAN) $(DESTDIR)$(MANDIR)/man5/,\
+		@echo "install: no go-md2man: flushlog-format(5) not made, not installed")
 	install -D -m 644 userspace/completion/flushlog $(DESTDIR)$(BASHCOMPDIR)/flushlog
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
-	-rmdir $(DESTDIR)$(INCLUDEDIR)/flushlog/linux $(DESTDIR)$(INCLUDEDIR)/flushlog 2>/dev/null
+	rmdir $(DESTDIR)$(INCLUDEDIR)/flushlog/linux $(DESTDIR)$(INCLUDEDIR)/flushlog 2>/dev/null || true
 
 clean:
 	rm -rf $(BUILD)

@@ -154,23 +154,20 @@ fl_log_add_entry(struct fl_log *log, const struct fl_entry *e,
 }
 
 /*
- * The log at path, or (path NULL) a duplicate of the caller's fd: the
- * caller's stays the caller's to close.  Messages name it by path.
+ * The log at path, or (fd not -1) a duplicate of the caller's fd, which
+ * stays the caller's to close.  Messages name it by path.
  */
 static int
 open_log(struct fl_log *log, const char *path, int fd, struct fl_error *err)
 {
-	char name[32];
+	bool callers = fd >= 0;
 	struct stat st;
 	uint64_t size;
 
-	if (!path) {
-		snprintf(name, sizeof(name), "file descriptor %d", fd);
-		path = name;
+	if (callers)
 		log->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	} else {
+	else
 		log->fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
 	if (log->fd < 0)
 		return fl_set_error(err, FL_ERR_IO, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "cannot open '%s': %s", path,
@@ -188,7 +185,8 @@ open_log(struct fl_log *log, const char *path, int fd, struct fl_error *err)
 	} else if (S_ISREG(st.st_mode)) {
 		size = st.st_size;
 	} else {
-		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, FL_NO_ENTRY,
+		return fl_set_error(err, callers ? FL_ERR_ARG : FL_ERR_LOG,
+				    FL_NO_ENTRY, FL_NO_ENTRY,
 				    "'%s' is not a regular file or block device",
 				    path), -EINVAL;
 	}
@@ -198,7 +196,9 @@ open_log(struct fl_log *log, const char *path, int fd, struct fl_error *err)
 				    path, (unsigned long long)size), -EBADMSG;
 	log->size = size;
 	log->info.log_bytes = size;
-	posix_fadvise(log->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	/* a duplicate shares the caller's open file, and its read-ahead */
+	if (!callers)
+		posix_fadvise(log->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	return 0;
 }
 
@@ -354,10 +354,9 @@ log_open(const char *path, int fd, unsigned int flags, struct fl_log **logp,
 	 struct fl_error *err)
 {
 	struct fl_log *log;
+	char fd_name[32];
 	uint64_t magic;
 	int ret;
-
-	char fd_name[32];
 
 	*logp = NULL;
 	log = calloc(1, sizeof(*log));
@@ -365,11 +364,11 @@ log_open(const char *path, int fd, unsigned int flags, struct fl_log **logp,
 		return fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "out of memory"), -ENOMEM;
 	log->fd = -1;
-	ret = open_log(log, path, fd, err);
 	if (!path) {
 		snprintf(fd_name, sizeof(fd_name), "file descriptor %d", fd);
 		path = fd_name;
 	}
+	ret = open_log(log, path, fd, err);
 	if (ret)
 		goto out_close;
 	ret = fl_log_pread(log, &magic, sizeof(magic), 0, err);
