@@ -219,11 +219,15 @@ static void charge_pending(struct flushlog_c *fc, u64 bytes)
 
 	spin_lock_irq(&fc->lock);
 	ticket = fc->charge_ticket++;
-	/* what is ready gives its memory back once written: write it now */
-	if (fc->pending + bytes > fc->max_pending)
+	wait_event_lock_irq(fc->pending_wait, ticket == fc->charge_turn,
+			    fc->lock);
+	if (fc->pending + bytes > fc->max_pending) {
+		/* what is ready gives its memory back once written: now */
 		mod_delayed_work(fc->wq, &fc->log_work, 0);
-	wait_event_lock_irq(fc->pending_wait, ticket == fc->charge_turn &&
-			    fc->pending + bytes <= fc->max_pending, fc->lock);
+		wait_event_lock_irq(fc->pending_wait,
+				    fc->pending + bytes <= fc->max_pending,
+				    fc->lock);
+	}
 	fc->charge_turn++;
 	fc->pending += bytes;
 	fc->peak_pending = max(fc->peak_pending, fc->pending);
@@ -995,6 +999,10 @@ static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 		ti->error = "Invalid argument count";
 		return -EINVAL;
 	}
+	if (fc->no_data && have_checksum) {
+		ti->error = "data_checksum and no_data exclude each other";
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -1316,7 +1324,7 @@ static int flushlog_iterate_devices(struct dm_target *ti,
 
 static struct target_type flushlog_target = {
 	.name = "flushlog",
-	.version = {2, 0, 0},
+	.version = {2, 1, 0},
 	.module = THIS_MODULE,
 	.ctr = flushlog_ctr,
 	.dtr = flushlog_dtr,

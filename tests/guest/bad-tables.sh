@@ -20,6 +20,8 @@ _expect_table_error "$t $data $log 2 on_full=stop on_full=fail" "Duplicate on_fu
 _expect_table_error "$t $data $log 1 on_full=maybe" "Invalid on_full value"
 _expect_table_error "$t $data $log 2 data_checksum=xxh64 data_checksum=crc32c" "Duplicate data_checksum argument"
 _expect_table_error "$t $data $log 1 data_checksum=md5" "Invalid data_checksum (expected xxh64 or crc32c)"
+_expect_table_error "$t $data $log 2 no_data data_checksum=crc32c" \
+	"data_checksum and no_data exclude each other"
 _expect_table_error "$t $data $log 5 no_data on_full=stop data_checksum=xxh64 max_pending=8 no_data" \
 	"Invalid number of feature arguments"
 _expect_table_error "$t /dev/nonexistent $log" "Data device lookup failed"

@@ -6,7 +6,13 @@
 _require_cmd shellcheck
 
 cd "$FLUSHLOG_TOP"
-mapfile -t scripts < <(git ls-files --cached --others --exclude-standard 2>/dev/null | while read -r f; do
+# the project's files: git's list, or in a copy without .git every file
+# but the build's
+project_files() {
+	git ls-files --cached --others --exclude-standard 2>/dev/null ||
+		find . -path ./build -prune -o -path ./.git -prune -o -type f -print | sed 's|^\./||'
+}
+mapfile -t scripts < <(project_files | while read -r f; do
 	case $f in *.sh) echo "$f" ;; *) head -c 64 "$f" 2>/dev/null | grep -Eq '^#!.*(bash|busybox sh)|^# shellcheck shell=bash' && echo "$f" ;; esac
 done; echo tests/common.sh)
 ((${#scripts[@]})) || _fail "no scripts found"
