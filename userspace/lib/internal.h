@@ -23,6 +23,9 @@ struct fl_log {
 	struct fl_mark *marks;		/* in entry order */
 	uint64_t nr_marks, marks_cap;
 	uint64_t first_overtaking;	/* FL_ENTRY_OVERTAKES, or FL_NO_ENTRY */
+	/* [k]: the earliest completion of the entries from k * FL_LATER_STEP
+	 * on that change data; NULL if none overtakes (or out of memory) */
+	uint64_t *later_complete;
 };
 
 __attribute__((format(printf, 5, 6))) int
@@ -148,9 +151,12 @@ struct fl_newer_range {
 	uint64_t start, end, tick;
 };
 
+#define FL_LATER_STEP	1024
+
 struct fl_newer {
 	struct fl_newer_range *v;
 	size_t n, cap;
+	size_t prune_at;		/* look for ranges no entry can need */
 	/* discards are not applied: they neither hold nor raise sectors */
 	bool pass_discards;
 };

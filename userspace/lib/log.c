@@ -443,6 +443,7 @@ fl_log_close(struct fl_log *log)
 		free(log->marks[i].label);
 	free(log->marks);
 	free(log->entries);
+	free(log->later_complete);
 	if (log->fd >= 0)
 		close(log->fd);
 	free(log);

@@ -23,6 +23,9 @@
 
 #include "internal.h"
 
+/* fewer ranges than this are not worth a look for dead ones */
+#define NEWER_PRUNE_MIN	256
+
 static bool
 changes_data(const struct fl_entry *e)
 {
@@ -31,15 +34,19 @@ changes_data(const struct fl_entry *e)
 
 /*
  * An entry overtakes if a later one in the log completed before it was
- * issued.  One pass from the end, keeping the earliest completion seen.
+ * issued.  One pass from the end, keeping the earliest completion seen,
+ * and a second, if any entry overtakes, to note that earliest completion
+ * every FL_LATER_STEP entries.
  */
 void
 fl_log_mark_overtaking(struct fl_log *log)
 {
-	uint64_t earliest = UINT64_MAX;
+	uint64_t earliest = UINT64_MAX, n = log->info.nr_entries;
 
 	log->first_overtaking = FL_NO_ENTRY;
-	for (uint64_t i = log->info.nr_entries; i-- > 0;) {
+	free(log->later_complete);
+	log->later_complete = NULL;
+	for (uint64_t i = n; i-- > 0;) {
 		struct fl_entry *e = &log->entries[i];
 
 		e->flags &= ~FL_ENTRY_OVERTAKES;
@@ -52,12 +59,51 @@ fl_log_mark_overtaking(struct fl_log *log)
 		if (e->complete_tick < earliest)
 			earliest = e->complete_tick;
 	}
+	if (log->first_overtaking == FL_NO_ENTRY)
+		return;
+	log->later_complete = malloc((n / FL_LATER_STEP + 1) * sizeof(uint64_t));
+	if (!log->later_complete)
+		return;		/* the map is never pruned: slower, as right */
+	earliest = UINT64_MAX;
+	for (uint64_t i = n; i-- > 0;) {
+		const struct fl_entry *e = &log->entries[i];
+
+		if (changes_data(e) && e->complete_tick < earliest)
+			earliest = e->complete_tick;
+		if (i % FL_LATER_STEP == 0)
+			log->later_complete[i / FL_LATER_STEP] = earliest;
+	}
+}
+
+/*
+ * Entry seq is applied: ranges whose tick no entry after it completed
+ * before can keep no entry out any more.  The earliest completion from
+ * the last step at or before seq + 1 on is no later than theirs.  Done
+ * when the map has doubled since, so each range is looked at a bounded
+ * number of times on average.
+ */
+static void
+newer_prune(struct fl_newer *m, const struct fl_log *log, uint64_t seq)
+{
+	uint64_t next = seq + 1, floor;
+	size_t kept = 0;
+
+	if (next >= log->info.nr_entries)
+		floor = UINT64_MAX;
+	else
+		floor = log->later_complete[next / FL_LATER_STEP];
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].tick > floor)
+			m->v[kept++] = m->v[i];
+	m->n = kept;
+	m->prune_at = 2 * kept > NEWER_PRUNE_MIN ? 2 * kept : NEWER_PRUNE_MIN;
 }
 
 void
 fl_newer_clear(struct fl_newer *m)
 {
 	m->n = 0;
+	m->prune_at = NEWER_PRUNE_MIN;
 }
 
 int
@@ -74,6 +120,7 @@ fl_newer_copy(struct fl_newer *to, const struct fl_newer *from)
 	if (from->n)
 		memcpy(to->v, from->v, from->n * sizeof(*to->v));
 	to->n = from->n;
+	to->prune_at = from->prune_at;
 	return 0;
 }
 
@@ -194,6 +241,9 @@ fl_newer_apply(struct fl_newer *m, const struct fl_log *log, uint64_t seq,
 					    seq), -ENOMEM;
 		i = newer_find(m, stop);
 	}
+	if (!ret && m->n >= NEWER_PRUNE_MIN && m->n >= m->prune_at &&
+	    log->later_complete)
+		newer_prune(m, log, seq);
 	return ret;
 whole:
 	return fn ? fn(arg, seq, first, count) : 0;
