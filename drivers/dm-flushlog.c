@@ -507,6 +507,8 @@ static void submit_data_copy(struct flushlog_c *fc, struct bio *bio,
 				bio->bi_opf & ~REQ_POLLED, GFP_NOIO, &fc->bs);
 	copy->bi_iter.bi_sector = bio->bi_iter.bi_sector;
 	copy->bi_ioprio = bio->bi_ioprio;
+	/* charged to the writer's cgroup, not to whoever maps the bio */
+	bio_clone_blkg_association(copy, bio);
 #ifdef FLUSHLOG_HAVE_BIO_WRITE_HINT
 	copy->bi_write_hint = bio->bi_write_hint;
 #endif
