@@ -4,8 +4,9 @@
  * flushlog replay.  One plain loop over the log in file order: pread an
  * entry's header block, pread its data into one buffer, pwrite it to the
  * image.  No index, no ordering, no read-ahead of its own; discards punch
- * a hole.  With -k it also checks each flushlog entry's data CRC32C
- * before writing it, the least a replay that verifies can do.
+ * a hole.  With -k it also checks each flushlog entry's data checksum
+ * (CRC32C or XXH64, as the super block says) before writing it, the
+ * least a replay that verifies can do.
  *
  * It reads a dm-log-writes log, or a flushlog log whose file order is the
  * order to apply (version 1, or a version 2 log written without
@@ -50,6 +51,7 @@ struct step {
 	uint64_t slot;		/* header and data, padded: to the next entry */
 	bool discard;
 	bool has_crc;
+	bool xxh64;		/* the crc is XXH64's low 32 bits, not CRC32C */
 	uint32_t crc;
 };
 
@@ -107,7 +109,9 @@ apply(const struct step *s, uint64_t seq, uint64_t off, uint32_t block)
 		return;
 	data_buffer(s->data_len);
 	read_at(buf, s->data_len, off + block);
-	if (verify && s->has_crc && fl_crc32c(buf, s->data_len) != s->crc)
+	if (verify && s->has_crc &&
+	    (s->xxh64 ? (uint32_t)fl_xxh64(buf, s->data_len) :
+	     fl_crc32c(buf, s->data_len)) != s->crc)
 		die("entry %" PRIu64 " at offset %" PRIu64 ": data checksum mismatch",
 		    seq, off);
 	if (pwrite(image_fd, buf, s->data_len, (off_t)s->dst) !=
@@ -180,6 +184,7 @@ replay_flushlog(const unsigned char *sb_block)
 		s.discard = op >= FLUSHLOG_OP_DISCARD &&
 			    op <= FLUSHLOG_OP_SECURE_ERASE;
 		s.has_crc = true;
+		s.xxh64 = le32toh(sb.flags) & FLUSHLOG_SF_DATA_XXH64;
 		s.crc = le32toh(h.data_crc);
 		apply(&s, seq, off, block);
 		off += block + ((s.data_len + block - 1) & ~(uint64_t)(block - 1));

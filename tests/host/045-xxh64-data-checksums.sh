@@ -8,6 +8,7 @@
 # all refused.
 . "$FLUSHLOG_TOP/tests/common.sh"
 _require_cmd xxhsum
+_require_cmd jq
 
 # (a) the hash itself, against xxHash's own tool
 for n in 0 1 3 4 7 8 31 32 33 63 64 65 100 4096 1048589; do
@@ -83,6 +84,12 @@ sed 's/^checksum xxh64$/checksum crc32c/' "$TEST_TMP/w.fls" >"$TEST_TMP/c.fls"
 _expect_exit 3 "$FLUSHLOG" replay -q -o "$TEST_TMP/mixed.img" "$TEST_TMP/mixed.log"
 grep -q "data checksum mismatch" "$TEST_TMP/stderr" ||
 	_fail "xxh64 entries read as crc32c: $(cat "$TEST_TMP/stderr")"
+for l in "$log:xxh64" "$TEST_TMP/c.log:crc32c"; do
+	[ "$("$FLUSHLOG" info --json "${l%:*}" | jq -r .data_checksum)" = "${l##*:}" ] ||
+		_fail "info --json does not say ${l##*:} for ${l%:*}"
+	"$FLUSHLOG" info "${l%:*}" | grep -q "^data checksums: *${l##*:}, all verified$" ||
+		_fail "info does not say ${l##*:} for ${l%:*}: $("$FLUSHLOG" info "${l%:*}")"
+done
 echo "the super block's flag decides which checksum is read"
 
 # (e) an entry newer writes overwrite whole is checked all the same: W

@@ -31,7 +31,7 @@ readelf -d "$root/usr/lib/libflushlog.so.1" | grep -q 'SONAME.*\[libflushlog\.so
 echo "installed: $(cd "$root" && find . -type f -o -type l | sort | tr '\n' ' ')"
 
 # exported: the functions flushlog.h declares, nothing more or less
-gcc -E -P -I"$root/usr/include/flushlog" "$root/usr/include/flushlog.h" |
+"${CC:-cc}" -E -P -I"$root/usr/include/flushlog" "$root/usr/include/flushlog.h" |
 	grep -oE '\bfl_[a-z0-9_]+ *\(' | tr -d ' (' | sort -u >"$TEST_TMP/declared"
 nm -D --defined-only "$root/usr/lib/libflushlog.so.1" | awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' |
 	sort -u >"$TEST_TMP/exported"
@@ -94,7 +94,7 @@ EOF
 export PKG_CONFIG_PATH=$root/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root
 flags=$(pkg-config --cflags --libs libflushlog) || _fail "pkg-config does not know libflushlog"
 # shellcheck disable=SC2086 # the flags are words
-gcc -Wall -Werror -o "$TEST_TMP/reader" "$TEST_TMP/reader.c" $flags ||
+"${CC:-cc}" -Wall -Werror -o "$TEST_TMP/reader" "$TEST_TMP/reader.c" $flags ||
 	_fail "a program built with pkg-config's flags ($flags) does not compile or link"
 ldd "$TEST_TMP/reader" 2>/dev/null | grep -q 'libflushlog.so.1' ||
 	LD_LIBRARY_PATH=$root/usr/lib ldd "$TEST_TMP/reader" | grep -q 'libflushlog.so.1' ||

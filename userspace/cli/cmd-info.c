@@ -38,6 +38,13 @@ state_name(const struct fl_log_info *info)
 	return info->clean ? "clean" : "dirty (not closed)";
 }
 
+/* Which checksum a flushlog log's data has: its super block says. */
+static const char *
+data_checksum_name(const struct fl_log_info *info)
+{
+	return info->super_flags & FLUSHLOG_SF_DATA_XXH64 ? "xxh64" : "crc32c";
+}
+
 static void
 print_text(const char *path, const struct fl_log_info *info)
 {
@@ -75,9 +82,11 @@ print_text(const char *path, const struct fl_log_info *info)
 	printf("ordering ticks:   %s\n", !info->has_ticks ?
 	       "no (durability order only)" : info->order_verified ?
 	       "yes, durability order verified" : "yes (not checked: --quick)");
-	printf("data checksums:   %s\n",
-	       info->format == FL_FORMAT_LOG_WRITES ? "none in this format" :
-	       info->data_verified ? "all verified" : "not checked (--quick)");
+	if (info->format == FL_FORMAT_LOG_WRITES)
+		printf("data checksums:   none in this format\n");
+	else
+		printf("data checksums:   %s, %s\n", data_checksum_name(info),
+		       info->data_verified ? "all verified" : "not checked (--quick)");
 	if (info->torn)
 		printf("torn tail:        entry %" PRIu64 " at offset %" PRIu64 ": %s\n",
 		       info->torn_entry, info->torn_offset, info->torn_reason);
@@ -155,6 +164,10 @@ print_json(const char *path, const struct fl_log_info *info)
 	      add_u64(o, "crash_points", c->crash_points) ||
 	      add_u64(o, "index_bytes", info->index_bytes) ||
 	      add_bool(o, "has_ticks", info->has_ticks) ||
+	      (info->format == FL_FORMAT_LOG_WRITES ?
+	       cli_json_add_null(o, "data_checksum") :
+	       cli_json_add(o, "data_checksum",
+			    json_object_new_string(data_checksum_name(info)))) ||
 	      add_bool(o, "data_verified", info->data_verified) ||
 	      add_bool(o, "order_verified", info->order_verified) ||
 	      add_torn(o, info);

@@ -174,6 +174,13 @@ int fl_replay_apply_state(struct fl_log *log, const struct fl_replay *at_base,
 			  struct fl_error *err);
 void fl_newer_free(struct fl_newer *m);
 
+/* A write, discard or write-zeroes: not a flush or a mark. */
+static inline bool
+fl_changes_data(const struct fl_entry *e)
+{
+	return e->op != FLUSHLOG_OP_FLUSH && e->op != FLUSHLOG_OP_MARK;
+}
+
 static inline uint64_t
 fl_round_up(uint64_t x, uint64_t align)
 {

@@ -13,12 +13,6 @@
 
 #include "internal.h"
 
-static bool
-changes_data(const struct fl_entry *e)
-{
-	return e->op != FLUSHLOG_OP_FLUSH && e->op != FLUSHLOG_OP_MARK;
-}
-
 /* A completed cache flush: a FLUSH entry, or a PREFLUSH|FUA write. */
 static bool
 is_flush(const struct fl_entry *e)
@@ -62,7 +56,7 @@ fl_log_check_order(const struct fl_log *log, struct fl_error *err)
 		if ((e->flags & FL_ENTRY_CRASH_POINT) && waiting_write != FL_NO_ENTRY)
 			return ORDER_ERROR(i, "entry %" PRIu64 " at offset %" PRIu64 ": crash point logged after entry %" PRIu64 ", a write no flush had made durable yet",
 					   i, e->offset, waiting_write);
-		if (!changes_data(e) || (e->flags & FLUSHLOG_F_FUA))
+		if (!fl_changes_data(e) || (e->flags & FLUSHLOG_F_FUA))
 			continue;
 		/* a write that waited for a flush: the right one? */
 		if (prev_flush != FL_NO_ENTRY &&
@@ -153,7 +147,7 @@ fl_log_to_durability_order(struct fl_log *log, struct fl_error *err)
 			while (head < tail &&
 			       r.in[waiting[head]].complete_tick < e->submit_tick)
 				emit(&r, waiting[head++]);
-		} else if (changes_data(e) && !(e->flags & FLUSHLOG_F_FUA)) {
+		} else if (fl_changes_data(e) && !(e->flags & FLUSHLOG_F_FUA)) {
 			waiting[tail++] = i;
 			continue;
 		}

@@ -26,12 +26,6 @@
 /* fewer ranges than this are not worth a look for dead ones */
 #define NEWER_PRUNE_MIN	256
 
-static bool
-changes_data(const struct fl_entry *e)
-{
-	return e->op != FLUSHLOG_OP_FLUSH && e->op != FLUSHLOG_OP_MARK;
-}
-
 /*
  * An entry overtakes if a later one in the log completed before it was
  * issued.  One pass from the end, keeping the earliest completion seen,
@@ -50,7 +44,7 @@ fl_log_mark_overtaking(struct fl_log *log)
 		struct fl_entry *e = &log->entries[i];
 
 		e->flags &= ~FL_ENTRY_OVERTAKES;
-		if (!log->info.has_ticks || !changes_data(e))
+		if (!log->info.has_ticks || !fl_changes_data(e))
 			continue;
 		if (e->submit_tick > earliest) {
 			e->flags |= FL_ENTRY_OVERTAKES;
@@ -68,7 +62,7 @@ fl_log_mark_overtaking(struct fl_log *log)
 	for (uint64_t i = n; i-- > 0;) {
 		const struct fl_entry *e = &log->entries[i];
 
-		if (changes_data(e) && e->complete_tick < earliest)
+		if (fl_changes_data(e) && e->complete_tick < earliest)
 			earliest = e->complete_tick;
 		if (i % FL_LATER_STEP == 0)
 			log->later_complete[i / FL_LATER_STEP] = earliest;
@@ -215,7 +209,7 @@ fl_newer_apply(struct fl_newer *m, const struct fl_log *log, uint64_t seq,
 	bool overtakes = e->flags & FL_ENTRY_OVERTAKES;
 	int ret = 0;
 
-	if (!changes_data(e) || (m->pass_discards && e->op == FLUSHLOG_OP_DISCARD) ||
+	if (!fl_changes_data(e) || (m->pass_discards && e->op == FLUSHLOG_OP_DISCARD) ||
 	    (!m->n && !overtakes))
 		goto whole;
 	for (size_t i = newer_find(m, at); at < end && !ret; at = stop) {

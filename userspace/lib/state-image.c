@@ -166,7 +166,8 @@ static int
 image_error(struct fl_state_image *im, struct fl_error *err, int ret,
 	    const char *what)
 {
-	fl_set_error(err, FL_ERR_OUTPUT, FL_NO_ENTRY, FL_NO_ENTRY,
+	fl_set_error(err, ret == -ENOMEM ? FL_ERR_NOMEM : FL_ERR_OUTPUT,
+		     FL_NO_ENTRY, FL_NO_ENTRY,
 		     "state image '%s': cannot %s: %s", im->path, what,
 		     strerror(-ret));
 	return ret;

@@ -33,12 +33,6 @@
 #include "internal.h"
 
 static bool
-changes_data(const struct fl_entry *e)
-{
-	return e->op != FLUSHLOG_OP_FLUSH && e->op != FLUSHLOG_OP_MARK;
-}
-
-static bool
 makes_durable(const struct fl_entry *e)
 {
 	return (e->flags & FL_ENTRY_CRASH_POINT) && e->op != FLUSHLOG_OP_MARK;
@@ -54,7 +48,7 @@ canonicalise(const struct fl_log *log, struct fl_state *s)
 		if (s->nr_extra && s->extra[0] == s->base) {
 			memmove(s->extra, s->extra + 1,
 				--s->nr_extra * sizeof(s->extra[0]));
-		} else if (changes_data(&e[s->base])) {
+		} else if (fl_changes_data(&e[s->base])) {
 			break;
 		}
 		s->base++;
@@ -196,7 +190,7 @@ planner_init(struct planner *pl, const struct fl_log *log,
 		pl->epoch_end[i] = makes_durable(&e[i]) ? i + 1 : pl->epoch_end[i + 1];
 	pl->pc[0] = pl->pt[0] = 0;
 	for (uint64_t i = 0; i < n; i++) {
-		pl->pc[i + 1] = pl->pc[i] + changes_data(&e[i]);
+		pl->pc[i + 1] = pl->pc[i] + fl_changes_data(&e[i]);
 		pl->pt[i + 1] = add_sat(pl->pt[i], torn_weight(log, o, &e[i]));
 	}
 	return 0;
@@ -292,7 +286,7 @@ fenwick_init(struct fenwick *f, const struct fl_log *log)
 	if (!f->ticks)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < n; i++)
-		if (changes_data(&e[i]))
+		if (fl_changes_data(&e[i]))
 			f->ticks[all++] = e[i].submit_tick;
 	qsort(f->ticks, all, sizeof(*f->ticks), cmp_u64);
 	for (size_t i = 0; i < all; i++)
@@ -361,7 +355,7 @@ count_pd(const struct planner *pl, struct point_plan *plan, size_t nr_points)
 		uint64_t end = order[k].end, h = horizon_of(pl, end);
 
 		for (; next > end; next--)
-			if (changes_data(&e[next - 1])) {
+			if (fl_changes_data(&e[next - 1])) {
 				size_t r = rank_below(&f, e[next - 1].submit_tick);
 
 				fw_add(f.count, f.n, r, 1);
@@ -476,7 +470,7 @@ fl_ranges_update(struct fl_ranges *s, const struct fl_entry *e)
 
 	if (e->op == FLUSHLOG_OP_DISCARD)
 		return fl_ranges_add(s, e->sector, end);
-	if (changes_data(e))
+	if (fl_changes_data(e))
 		return fl_ranges_remove(s, e->sector, end);
 	return 0;
 }
@@ -502,7 +496,7 @@ track_discard(struct fl_ranges *written, struct fl_ranges *kept,
 					    written->v[i].end : end);
 		return ret ? ret : fl_ranges_remove(written, e->sector, end);
 	}
-	if (!changes_data(e))
+	if (!fl_changes_data(e))
 		return 0;
 	if (e->op == FLUSHLOG_OP_WRITE)
 		ret = fl_ranges_add(written, e->sector, end);
@@ -966,7 +960,7 @@ resolve_late(struct picks *pk)
 	if (!by_submit || !count || !torn)
 		goto out;
 	for (uint64_t i = 0; i < n; i++)
-		if (changes_data(&e[i]))
+		if (fl_changes_data(&e[i]))
 			by_submit[nr++] = (struct tick_entry) { e[i].submit_tick, i };
 	qsort(by_submit, nr, sizeof(*by_submit), by_tick);
 	qsort(pk->q, pk->nr_q, sizeof(*pk->q), by_horizon);
