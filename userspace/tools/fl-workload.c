@@ -9,15 +9,24 @@
  *
  * With --oracle FILE it also writes down what each promise was: the path,
  * size and hash of every file an fsync, fdatasync or sync made durable,
- * the mark that followed, and every later operation that touched a path
- * or a file's contents.  --verify reads that back in a crash state
- * mounted at DIR: every promise made before the state's last mark must
- * hold, unless an operation that may be in the state touched the file
- * since (one issued before --until-mark, the first mark after the state's
- * epoch ended, or any if there is none).
+ * the marks, and every operation that touched a path or a file's
+ * contents.  --verify reads that back in a crash state mounted at DIR:
+ * every promise made before the state's last mark must hold, unless an
+ * operation that may be in the state touched the file since (one issued
+ * before --until-mark, the first mark after the state's epoch ended, or
+ * any if there is none).
  *
- * usage: fl-workload [--seed S] [--ops N] [--mark CMD] [--oracle FILE]
- *                    [--verbose] DIR
+ * --procs N runs N workloads at once, each in its own folder pK of DIR
+ * with seed S + K, so that writes of several files are in flight
+ * together.  Each oracle line carries a ticket from one counter the
+ * processes share, taken where the line's order matters: before an
+ * operation is issued (touch), after an fsync returned (durable), and
+ * before and after the mark command (mark START END LABEL).  So "before
+ * the mark" and "issued before the mark completed" hold across processes
+ * too, whatever order the lines reach the file in.
+ *
+ * usage: fl-workload [--seed S] [--ops N] [--procs N] [--mark CMD]
+ *                    [--oracle FILE] [--verbose] DIR
  *        fl-workload --verify FILE [--last-mark L] [--until-mark M] DIR
  */
 #include <errno.h>
@@ -25,11 +34,13 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,6 +49,7 @@
 #define MAX_DIRS	8
 #define MAX_WRITE	(128 << 10)
 #define MAX_SIZE	(1 << 20)
+#define MAX_PROCS	64
 
 enum op {
 	OP_CREATE, OP_WRITE, OP_DIRECT, OP_DSYNC, OP_APPEND, OP_TRUNCATE,
@@ -58,6 +70,7 @@ static const unsigned int op_weights[NR_OPS] = {
 
 struct workload {
 	const char *dir;
+	const char *prefix;		/* "pK/" of --procs, or "" */
 	const char *mark_cmd;
 	uint64_t rng;
 	bool verbose;
@@ -66,7 +79,8 @@ struct workload {
 	unsigned int dir_of[MAX_FILES];	/* the folder a file is in */
 	unsigned int marks;
 	char *buf;
-	FILE *oracle;
+	int oracle;			/* O_APPEND: a line a write */
+	uint64_t *tickets;		/* shared by every process */
 	unsigned long op;		/* the operation being run */
 	unsigned int ino_of[MAX_FILES];	/* which contents a name has */
 	unsigned int next_ino;
@@ -128,18 +142,44 @@ hash_file(const char *path, uint64_t *hash, uint64_t *size)
 	return n == 0;
 }
 
+static uint64_t
+ticket(struct workload *w)
+{
+	return __atomic_fetch_add(w->tickets, 1, __ATOMIC_SEQ_CST);
+}
+
+/* One line of the oracle, in one write: lines of processes never mix. */
+static void __attribute__((format(printf, 2, 3)))
+oracle_line(struct workload *w, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(line) || write(w->oracle, line, n) != n) {
+		fprintf(stderr, "fl-workload: cannot write the oracle: %s\n",
+			n < 0 || (size_t)n >= sizeof(line) ? "line too long" : strerror(errno));
+		exit(1);
+	}
+}
+
 static void
 touch_path(struct workload *w, unsigned int f)
 {
-	if (w->oracle)
-		fprintf(w->oracle, "touch %lu path d%u/f%u\n", w->op, w->dir_of[f], f);
+	if (w->oracle >= 0)
+		oracle_line(w, "touch %" PRIu64 " path %sd%u/f%u\n", ticket(w),
+			    w->prefix, w->dir_of[f], f);
 }
 
 static void
 touch_contents(struct workload *w, unsigned int f)
 {
-	if (w->oracle)
-		fprintf(w->oracle, "touch %lu inode %u\n", w->op, w->ino_of[f]);
+	if (w->oracle >= 0)
+		oracle_line(w, "touch %" PRIu64 " inode %u\n", ticket(w),
+			    w->ino_of[f]);
 }
 
 /* f's name and contents are durable now: before the mark that follows. */
@@ -149,26 +189,21 @@ promise(struct workload *w, unsigned int f)
 	char path[4096];
 	uint64_t hash, size;
 
-	if (!w->oracle)
+	if (w->oracle < 0)
 		return;
 	file_path(w, f, path, sizeof(path));
 	if (hash_file(path, &hash, &size))
-		fprintf(w->oracle, "durable %lu d%u/f%u %u %" PRIu64 " %016" PRIx64 "\n",
-			w->op, w->dir_of[f], f, w->ino_of[f], size, hash);
+		oracle_line(w, "durable %" PRIu64 " %sd%u/f%u %u %" PRIu64 " %016" PRIx64 "\n",
+			    ticket(w), w->prefix, w->dir_of[f], f, w->ino_of[f],
+			    size, hash);
 }
 
 static void
-mark(struct workload *w, const char *what)
+run_mark(struct workload *w, const char *label)
 {
-	char label[64];
 	pid_t pid;
 	int status;
 
-	snprintf(label, sizeof(label), "%s-%u", what, ++w->marks);
-	if (w->oracle)
-		fprintf(w->oracle, "mark %lu %s\n", w->op, label);
-	if (!w->mark_cmd)
-		return;
 	pid = fork();
 	if (pid == 0) {
 		execlp(w->mark_cmd, w->mark_cmd, label, (char *)NULL);
@@ -179,6 +214,30 @@ mark(struct workload *w, const char *what)
 	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
 	    WEXITSTATUS(status))
 		fprintf(stderr, "fl-workload: mark '%s' failed\n", label);
+}
+
+/*
+ * A mark after a promise: WHAT-N, or pK-WHAT-N under --procs.  Its first
+ * ticket is taken before the mark is logged, its second after.
+ */
+static void
+mark(struct workload *w, const char *what)
+{
+	uint64_t start = ticket(w);
+	int len = (int)strlen(w->prefix);
+	char label[64];
+
+	++w->marks;
+	if (len)
+		snprintf(label, sizeof(label), "%.*s-%s-%u", len - 1, w->prefix,
+			 what, w->marks);
+	else
+		snprintf(label, sizeof(label), "%s-%u", what, w->marks);
+	if (w->mark_cmd)
+		run_mark(w, label);
+	if (w->oracle >= 0)
+		oracle_line(w, "mark %" PRIu64 " %" PRIu64 " %s\n", start,
+			    ticket(w), label);
 }
 
 static int
@@ -359,24 +418,25 @@ do_op(struct workload *w, enum op op)
 
 /*
  * --verify: the oracle's events, read back.  A promise is kept by the
- * latest "durable" line for its path that came before the last mark; it
- * still binds unless the path or its contents were touched after it by
- * an operation issued before the until mark.
+ * latest "durable" line for its path whose ticket comes before the last
+ * mark was logged; it still binds unless the path or its contents were
+ * touched after it by an operation issued before the until mark was
+ * logged (ticket before the mark's second).
  */
 struct event {
 	char kind;		/* 'd'urable, 'm'ark, 'p'ath touch, 'i'node touch */
-	unsigned long op;
+	uint64_t ticket;	/* a mark: before it was logged */
+	uint64_t logged;	/* a mark: after it was logged */
 	char name[64];		/* path, or mark label */
 	unsigned int ino;
 	uint64_t size, hash;
-	unsigned long mark_op;	/* durable: the op of the mark after it */
 };
 
 static struct event *
 read_events(const char *file, size_t *nr)
 {
 	struct event *v = NULL, e;
-	size_t n = 0, cap = 0, pending = 0;
+	size_t n = 0, cap = 0;
 	char line[256], kind[16], what[16];
 	FILE *f = fopen(file, "r");
 
@@ -390,15 +450,16 @@ read_events(const char *file, size_t *nr)
 		if (sscanf(line, "%15s", kind) != 1)
 			continue;
 		if (!strcmp(kind, "durable") &&
-		    sscanf(line, "durable %lu %63s %u %" SCNu64 " %" SCNx64,
-			   &e.op, e.name, &e.ino, &e.size, &e.hash) == 5) {
+		    sscanf(line, "durable %" SCNu64 " %63s %u %" SCNu64 " %" SCNx64,
+			   &e.ticket, e.name, &e.ino, &e.size, &e.hash) == 5) {
 			e.kind = 'd';
-			e.mark_op = ULONG_MAX;
 		} else if (!strcmp(kind, "mark") &&
-			   sscanf(line, "mark %lu %63s", &e.op, e.name) == 2) {
+			   sscanf(line, "mark %" SCNu64 " %" SCNu64 " %63s",
+				  &e.ticket, &e.logged, e.name) == 3) {
 			e.kind = 'm';
 		} else if (!strcmp(kind, "touch") &&
-			   sscanf(line, "touch %lu %15s %63s", &e.op, what, e.name) == 3 &&
+			   sscanf(line, "touch %" SCNu64 " %15s %63s", &e.ticket,
+				  what, e.name) == 3 &&
 			   (!strcmp(what, "path") || !strcmp(what, "inode"))) {
 			e.kind = what[0];
 			e.ino = (unsigned int)strtoul(e.name, NULL, 10);
@@ -413,10 +474,6 @@ read_events(const char *file, size_t *nr)
 			if (!v)
 				exit(2);
 		}
-		if (e.kind == 'm')
-			for (; pending < n; pending++)
-				if (v[pending].kind == 'd')
-					v[pending].mark_op = e.op;
 		v[n++] = e;
 	}
 	fclose(f);
@@ -424,21 +481,21 @@ read_events(const char *file, size_t *nr)
 	return v;
 }
 
-static unsigned long
-mark_op(const struct event *v, size_t n, const char *label)
+static const struct event *
+find_mark(const struct event *v, size_t n, const char *label)
 {
 	for (size_t i = 0; label && *label && i < n; i++)
 		if (v[i].kind == 'm' && !strcmp(v[i].name, label))
-			return v[i].op;
-	return ULONG_MAX;
+			return &v[i];
+	return NULL;
 }
 
 static bool
 touched(const struct event *v, size_t n, const struct event *d,
-	unsigned long until)
+	uint64_t until)
 {
 	for (size_t i = 0; i < n; i++)
-		if (v[i].op > d->op && v[i].op < until &&
+		if (v[i].ticket > d->ticket && v[i].ticket < until &&
 		    ((v[i].kind == 'p' && !strcmp(v[i].name, d->name)) ||
 		     (v[i].kind == 'i' && v[i].ino == d->ino)))
 			return true;
@@ -447,11 +504,11 @@ touched(const struct event *v, size_t n, const struct event *d,
 
 /* Is d the latest promise for its path made before the last mark? */
 static bool
-latest(const struct event *v, size_t n, size_t at, unsigned long last)
+latest(const struct event *v, size_t n, const struct event *d, uint64_t last)
 {
-	for (size_t i = at + 1; i < n; i++)
-		if (v[i].kind == 'd' && v[i].mark_op <= last &&
-		    !strcmp(v[i].name, v[at].name))
+	for (size_t i = 0; i < n; i++)
+		if (v[i].kind == 'd' && v[i].ticket > d->ticket &&
+		    v[i].ticket < last && !strcmp(v[i].name, d->name))
 			return false;
 	return true;
 }
@@ -462,31 +519,34 @@ verify(const char *file, const char *last_mark, const char *until_mark,
 {
 	size_t n, kept = 0, broken = 0;
 	struct event *v = read_events(file, &n);
-	unsigned long last = mark_op(v, n, last_mark);
-	unsigned long until = mark_op(v, n, until_mark);
+	const struct event *last_ev = find_mark(v, n, last_mark);
+	const struct event *until_ev = find_mark(v, n, until_mark);
+	uint64_t last = last_ev ? last_ev->ticket : 0;
+	uint64_t until = until_ev ? until_ev->logged : UINT64_MAX;
 	const char *state = getenv("FLUSHLOG_STATE_NAME");
 
-	for (size_t i = 0; last != ULONG_MAX && i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct event *d = &v[i];
 		char path[4096];
 		uint64_t hash, size;
 
-		if (d->kind != 'd' || d->mark_op > last || !latest(v, n, i, last) ||
+		if (d->kind != 'd' || d->ticket >= last || !latest(v, n, d, last) ||
 		    touched(v, n, d, until))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, d->name);
 		if (!hash_file(path, &hash, &size)) {
-			printf("fsync oracle: %s is missing (%s), made durable by op %lu before mark %s; state %s\n",
-			       d->name, strerror(errno), d->op, last_mark,
+			printf("fsync oracle: %s is missing (%s), made durable at ticket %" PRIu64 " before mark %s; state %s\n",
+			       d->name, strerror(errno), d->ticket, last_mark,
 			       state ? state : "?");
 			broken++;
 		} else if (size != d->size || hash != d->hash) {
-			printf("fsync oracle: %s holds %" PRIu64 " bytes (hash %016" PRIx64 "), expected %" PRIu64 " (%016" PRIx64 ") made durable by op %lu before mark %s; state %s\n",
-			       d->name, size, hash, d->size, d->hash, d->op,
+			printf("fsync oracle: %s holds %" PRIu64 " bytes (hash %016" PRIx64 "), expected %" PRIu64 " (%016" PRIx64 ") made durable at ticket %" PRIu64 " before mark %s; state %s\n",
+			       d->name, size, hash, d->size, d->hash, d->ticket,
 			       last_mark, state ? state : "?");
 			broken++;
 		} else {
-			printf("fsync oracle: kept %s (op %lu)\n", d->name, d->op);
+			printf("fsync oracle: kept %s (ticket %" PRIu64 ")\n",
+			       d->name, d->ticket);
 			kept++;
 		}
 	}
@@ -516,11 +576,13 @@ static void
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-		"usage: fl-workload [--seed S] [--ops N] [--mark CMD] [--oracle FILE]\n"
-		"                   [--verbose] DIR\n"
+		"usage: fl-workload [--seed S] [--ops N] [--procs P] [--mark CMD]\n"
+		"                   [--oracle FILE] [--verbose] DIR\n"
 		"       fl-workload --verify FILE [--last-mark L] [--until-mark M] DIR\n\n"
 		"Run N (default 200) file operations drawn from seed S (default 1) in\n"
 		"DIR; after each successful fsync, fdatasync or sync, run 'CMD LABEL'.\n"
+		"--procs runs P workloads (1 to 64) at once, the Kth in DIR/pK with\n"
+		"seed S + K and marks pK-WHAT-N.\n"
 		"Prints one line per operation.  Exit 0 unless DIR is unusable.\n"
 		"--oracle writes down what each fsync promised; --verify checks, in a\n"
 		"crash state mounted at DIR whose last mark is L, that every promise\n"
@@ -530,12 +592,85 @@ usage(int status)
 	exit(status);
 }
 
+/* One workload in w->dir: 0, or 1 if the folder is unusable. */
+static int
+run(struct workload *w, unsigned long ops, const char *tag)
+{
+	char path[4096];
+
+	if (posix_memalign((void **)&w->buf, 4096, MAX_WRITE + 4096))
+		return 1;
+	snprintf(path, sizeof(path), "%s/d0", w->dir);
+	if (mkdir(path, 0755) && errno != EEXIST) {
+		fprintf(stderr, "fl-workload: cannot create '%s': %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	for (unsigned long i = 0; i < ops; i++) {
+		enum op op = draw_op(w);
+		int ret;
+
+		w->op = i;
+		ret = do_op(w, op);
+
+		printf("%s%lu %s %s\n", tag, i, op_names[op],
+		       ret > 0 ? "skipped" : ret ? strerror(-ret) : "ok");
+	}
+	free(w->buf);
+	return 0;
+}
+
+/* --procs: P children, the Kth in DIR/pK; 1 if any of them failed. */
+static int
+run_procs(struct workload *w, unsigned long ops, unsigned long seed,
+	  unsigned int procs)
+{
+	int failed = 0, status;
+
+	/* a line at a time, or the children's lines mix */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	fflush(NULL);
+	for (unsigned int k = 0; k < procs; k++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			fprintf(stderr, "fl-workload: cannot fork: %s\n",
+				strerror(errno));
+			failed = 1;
+			break;
+		}
+		if (pid == 0) {
+			static char dir[4096], prefix[16], tag[16];
+
+			snprintf(dir, sizeof(dir), "%s/p%u", w->dir, k);
+			snprintf(prefix, sizeof(prefix), "p%u/", k);
+			snprintf(tag, sizeof(tag), "p%u ", k);
+			if (mkdir(dir, 0755) && errno != EEXIST) {
+				fprintf(stderr, "fl-workload: cannot create '%s': %s\n",
+					dir, strerror(errno));
+				_exit(1);
+			}
+			w->dir = dir;
+			w->prefix = prefix;
+			w->rng = (seed + k) * 0x9e3779b97f4a7c15ULL + 1;
+			w->next_ino = k << 20;
+			fflush(NULL);
+			_exit(run(w, ops, tag) || fflush(stdout) ? 1 : 0);
+		}
+	}
+	while (wait(&status) > 0)
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			failed = 1;
+	return failed;
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "seed", required_argument, NULL, 's' },
 		{ "ops", required_argument, NULL, 'n' },
+		{ "procs", required_argument, NULL, 'P' },
 		{ "mark", required_argument, NULL, 'm' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "oracle", required_argument, NULL, 'o' },
@@ -545,16 +680,24 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct workload w = { .nr_dirs = 1 };
-	unsigned long ops = 200, seed = 1;
+	struct workload w = { .nr_dirs = 1, .prefix = "", .oracle = -1 };
+	unsigned long ops = 200, seed = 1, procs = 1;
 	const char *oracle = NULL, *verify_file = NULL, *last = NULL, *until = NULL;
-	char path[4096];
-	int c;
+	char *end;
+	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "s:n:m:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': seed = strtoul(optarg, NULL, 0); break;
 		case 'n': ops = strtoul(optarg, NULL, 0); break;
+		case 'P':
+			procs = strtoul(optarg, &end, 10);
+			if (*end || procs < 1 || procs > MAX_PROCS) {
+				fprintf(stderr, "fl-workload: --procs takes 1 to %d, not '%s'\n",
+					MAX_PROCS, optarg);
+				return 2;
+			}
+			break;
 		case 'm': w.mark_cmd = optarg; break;
 		case 'v': w.verbose = true; break;
 		case 'o': oracle = optarg; break;
@@ -571,36 +714,31 @@ main(int argc, char **argv)
 		return verify(verify_file, last, until, argv[optind]);
 	w.dir = argv[optind];
 	if (oracle) {
-		w.oracle = fopen(oracle, "w");
-		if (!w.oracle) {
+		w.oracle = open(oracle, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
+				O_CLOEXEC, 0644);
+		if (w.oracle < 0) {
 			fprintf(stderr, "fl-workload: cannot write '%s': %s\n",
 				oracle, strerror(errno));
 			return 1;
 		}
 	}
-	w.rng = seed * 0x9e3779b97f4a7c15ULL + 1;
-	if (posix_memalign((void **)&w.buf, 4096, MAX_WRITE + 4096))
-		return 1;
-	snprintf(path, sizeof(path), "%s/d0", w.dir);
-	if (mkdir(path, 0755) && errno != EEXIST) {
-		fprintf(stderr, "fl-workload: cannot create '%s': %s\n", path,
+	w.tickets = mmap(NULL, sizeof(*w.tickets), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (w.tickets == MAP_FAILED) {
+		fprintf(stderr, "fl-workload: cannot map the ticket counter: %s\n",
 			strerror(errno));
 		return 1;
 	}
-	for (unsigned long i = 0; i < ops; i++) {
-		enum op op = draw_op(&w);
-		int ret;
-
-		w.op = i;
-		ret = do_op(&w, op);
-
-		printf("%lu %s %s\n", i, op_names[op],
-		       ret > 0 ? "skipped" : ret ? strerror(-ret) : "ok");
+	if (procs == 1) {
+		w.rng = seed * 0x9e3779b97f4a7c15ULL + 1;
+		ret = run(&w, ops, "");
+	} else {
+		ret = run_procs(&w, ops, seed, (unsigned int)procs);
 	}
-	free(w.buf);
-	if (w.oracle && fclose(w.oracle)) {
-		fprintf(stderr, "fl-workload: cannot write '%s'\n", oracle);
+	if (w.oracle >= 0 && close(w.oracle)) {
+		fprintf(stderr, "fl-workload: cannot write '%s': %s\n", oracle,
+			strerror(errno));
 		return 1;
 	}
-	return 0;
+	return ret;
 }
