@@ -116,14 +116,20 @@ flush ticks 6 7
 EOS
 "$MKLOG" -o "$TEST_TMP/mark.log" "$TEST_TMP/mark.fls"
 truth w-only W
-# the checker is handed state 1+2 with W's image
-# shellcheck disable=SC2016 # the checker's shell expands them
-"$FLUSHLOG" check -q -w "$TEST_TMP" --states epoch "$TEST_TMP/mark.log" -- \
-	sh -c 'echo "$FLUSHLOG_STATE_NAME" >>"$2"; [ "$FLUSHLOG_STATE_NAME" != 1+2 ] || cmp -s "$1" "$3"' \
-	_ {} "$TEST_TMP/names" "$TEST_TMP/w-only.img" >"$TEST_TMP/out" ||
-	_fail "check handed state 1+2 an image other than W's: $(cat "$TEST_TMP/out")"
-grep -qx '1+2' "$TEST_TMP/names" ||
-	_fail "check --states epoch did not hand over state 1+2 (the mark plus W): $(tr '\n' ' ' <"$TEST_TMP/names")"
+# check_hands LOG IMAGE WHAT: check --states epoch hands its checker
+# state 1+2 with IMAGE
+check_hands() {
+	rm -f "$TEST_TMP/names"
+	# shellcheck disable=SC2016 # the checker's shell expands them
+	"$FLUSHLOG" check -q -w "$TEST_TMP" --states epoch "$1" -- \
+		sh -c 'echo "$FLUSHLOG_STATE_NAME" >>"$2"; [ "$FLUSHLOG_STATE_NAME" != 1+2 ] || cmp -s "$1" "$3"' \
+		_ {} "$TEST_TMP/names" "$2" >"$TEST_TMP/out" ||
+		_fail "check handed state 1+2 an image other than $3's: $(cat "$TEST_TMP/out")"
+	grep -qx '1+2' "$TEST_TMP/names" ||
+		_fail "check --states epoch did not hand over state 1+2: $(tr '\n' ' ' <"$TEST_TMP/names")"
+}
+# the checker is handed state 1+2 (the mark plus W) with W's image
+check_hands "$TEST_TMP/mark.log" "$TEST_TMP/w-only.img" W
 "$FLUSHLOG" replay -q -o "$TEST_TMP/got.img" --state 1+2 "$TEST_TMP/mark.log"
 _same_image "$TEST_TMP/w-only.img" "$TEST_TMP/got.img" "state 1+2 (W, X not yet issued)"
 "$FLUSHLOG" replay -q -o "$TEST_TMP/got.img" --to end "$TEST_TMP/mark.log"
@@ -161,14 +167,7 @@ _same_image "$TEST_TMP/y-only.img" "$TEST_TMP/got.img" \
 # replayed up to X knows of newer writes.
 "$FLUSHLOG" replay -q -o "$TEST_TMP/got.img" --state 1+2 "$TEST_TMP/chain.log"
 _same_image "$TEST_TMP/x-only.img" "$TEST_TMP/got.img" "state 1+2 (X, then Z from the cache)"
-rm -f "$TEST_TMP/names"
-# shellcheck disable=SC2016 # the checker's shell expands them
-"$FLUSHLOG" check -q -w "$TEST_TMP" --states epoch "$TEST_TMP/chain.log" -- \
-	sh -c 'echo "$FLUSHLOG_STATE_NAME" >>"$2"; [ "$FLUSHLOG_STATE_NAME" != 1+2 ] || cmp -s "$1" "$3"' \
-	_ {} "$TEST_TMP/names" "$TEST_TMP/x-only.img" >"$TEST_TMP/out" ||
-	_fail "check handed state 1+2 an image other than X's: $(cat "$TEST_TMP/out")"
-grep -qx '1+2' "$TEST_TMP/names" ||
-	_fail "check --states epoch did not hand over state 1+2: $(tr '\n' ' ' <"$TEST_TMP/names")"
+check_hands "$TEST_TMP/chain.log" "$TEST_TMP/x-only.img" X
 echo "an overtaken write stays overwritten after later writes"
 
 # Many at once: rounds of writes that wait in the cache and FUA writes

@@ -706,7 +706,7 @@ save_reports(struct check_run *run)
 	     (a->junit && write_report("check", a->junit, write_junit, run))))
 		run->report_error = true;
 	run->reports_dirty = false;
-	run->reports_saved = now_seconds();
+	run->reports_saved = progress_now();
 }
 
 /*

@@ -58,15 +58,6 @@ replace_braces(const char *arg, const char *image)
 /* While states finish, the reports are rewritten at most this often. */
 #define REPORT_INTERVAL	1.0
 
-double
-now_seconds(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 /*
  * The environment that names a state to its checker (value NULL: unset),
  * given to set(): the checker's own, or the lines of a reproducer.
@@ -445,7 +436,7 @@ finish_state(struct check_run *run, struct state_result *s, int status)
 		unlink(s->output);
 	}
 	run->reports_dirty = true;
-	if (now_seconds() - run->reports_saved >= REPORT_INTERVAL)
+	if (progress_now() - run->reports_saved >= REPORT_INTERVAL)
 		save_reports(run);
 	show_progress(run, run->done == run->nr_states);
 }
@@ -483,7 +474,7 @@ enforce_timeouts(struct check_run *run, double now)
 static void
 wait_for_event(struct check_run *run)
 {
-	double now = now_seconds(), next = enforce_timeouts(run, now);
+	double now = progress_now(), next = enforce_timeouts(run, now);
 	struct timespec ts;
 	sigset_t chld;
 
@@ -576,7 +567,7 @@ spawn_checker(struct check_run *run, struct state_result *s,
 	close(fds[0]);
 	if (n != sizeof(fail)) {	/* it is running the checker */
 		s->deadline = run->args->timeout ?
-			      now_seconds() + run->args->timeout : 0;
+			      progress_now() + run->args->timeout : 0;
 		return 0;
 	}
 	while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
@@ -872,7 +863,7 @@ run_states(struct check_run *run, struct fl_error *err)
 	int ret;
 
 	run->copying = run->args->images == IMAGES_COPY;
-	run->progress.start = now_seconds();
+	run->progress.start = progress_now();
 	if (run->nr_states > run->carried)
 		show_progress(run, true);
 	run->slots = calloc(run->args->jobs, sizeof(*run->slots));

@@ -137,8 +137,6 @@ int choose_states(struct check_run *run, struct fl_point **points);
 int run_states(struct check_run *run, struct fl_error *err);
 /* A plan (or a log digest) with one more planned state, by its name. */
 uint64_t plan_add_state(uint64_t plan, const char *name);
-/* CLOCK_MONOTONIC, in seconds. */
-double now_seconds(void);
 /* arg with its first {} replaced by image, allocated; NULL if out of memory. */
 char *replace_braces(const char *arg, const char *image);
 /* Give set() the FLUSHLOG_* variables that name state s, its image image. */

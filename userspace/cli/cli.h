@@ -119,6 +119,7 @@ void progress_clear(struct progress *p);
 /* " ETA 1m05s" from how long done of total took; "" until it can tell. */
 void progress_eta(const struct progress *p, uint64_t done, uint64_t total,
 		  char *buf, size_t len);
+/* CLOCK_MONOTONIC, in seconds. */
 double progress_now(void);
 
 /*
