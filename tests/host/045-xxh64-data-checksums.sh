@@ -90,6 +90,11 @@ for l in "$log:xxh64" "$TEST_TMP/c.log:crc32c"; do
 	"$FLUSHLOG" info "${l%:*}" | grep -q "^data checksums: *${l##*:}, all verified$" ||
 		_fail "info does not say ${l##*:} for ${l%:*}: $("$FLUSHLOG" info "${l%:*}")"
 done
+# a log of headers only names none, whatever flag its super block has
+printf '%s\n' 'device 64' 'nodata' 'checksum xxh64' 'write 0 8' 'flush' >"$TEST_TMP/nd.fls"
+"$MKLOG" -o "$TEST_TMP/nd.log" "$TEST_TMP/nd.fls"
+[ "$("$FLUSHLOG" info --json "$TEST_TMP/nd.log" | jq -c .data_checksum)" = null ] ||
+	_fail "info --json names a data checksum for a no_data log"
 echo "the super block's flag decides which checksum is read"
 
 # (e) an entry newer writes overwrite whole is checked all the same: W

@@ -38,10 +38,16 @@ state_name(const struct fl_log_info *info)
 	return info->clean ? "clean" : "dirty (not closed)";
 }
 
-/* Which checksum a flushlog log's data has: its super block says. */
+/*
+ * Which checksum a flushlog log's data has: its super block says.  NULL
+ * for a log with none: dm-log-writes', or one of headers only (no_data).
+ */
 static const char *
 data_checksum_name(const struct fl_log_info *info)
 {
+	if (info->format == FL_FORMAT_LOG_WRITES ||
+	    (info->super_flags & FLUSHLOG_SF_NO_DATA))
+		return NULL;
 	return info->super_flags & FLUSHLOG_SF_DATA_XXH64 ? "xxh64" : "crc32c";
 }
 
@@ -84,6 +90,8 @@ print_text(const char *path, const struct fl_log_info *info)
 	       "yes, durability order verified" : "yes (not checked: --quick)");
 	if (info->format == FL_FORMAT_LOG_WRITES)
 		printf("data checksums:   none in this format\n");
+	else if (!data_checksum_name(info))
+		printf("data checksums:   none (no_data: headers only)\n");
 	else
 		printf("data checksums:   %s, %s\n", data_checksum_name(info),
 		       info->data_verified ? "all verified" : "not checked (--quick)");
@@ -164,7 +172,7 @@ print_json(const char *path, const struct fl_log_info *info)
 	      add_u64(o, "crash_points", c->crash_points) ||
 	      add_u64(o, "index_bytes", info->index_bytes) ||
 	      add_bool(o, "has_ticks", info->has_ticks) ||
-	      (info->format == FL_FORMAT_LOG_WRITES ?
+	      (!data_checksum_name(info) ?
 	       cli_json_add_null(o, "data_checksum") :
 	       cli_json_add(o, "data_checksum",
 			    json_object_new_string(data_checksum_name(info)))) ||

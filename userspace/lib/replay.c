@@ -278,6 +278,7 @@ fl_replay_seek(struct fl_replay *r, uint64_t nr_applied, struct fl_error *err)
 				    nr_applied, r->log->info.nr_entries),
 		       -ERANGE;
 	r->pos = nr_applied;
+	r->checked = FL_NO_ENTRY;	/* what is written is checked anew */
 	return note_applied(r, nr_applied, err);
 }
 
@@ -745,6 +746,7 @@ for_each_applied(struct fl_replay *r, const struct fl_state *s, uint64_t from,
 	unsigned int i = 0;
 	int ret = 0;
 
+	r->checked = FL_NO_ENTRY;	/* each pass checks what it writes */
 	for (uint64_t j = from; j < s->base && !ret; j++)
 		ret = newest(r, j, 0, log->entries[j].nr_sectors, fn, arg);
 	while (!ret && (i < s->nr_extra || !torn_done)) {
