@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Every command has --help and a man page, and every man page is of a
-# command (or flushlog(1) itself); every option --help shows, long and
+# Every command, and every tool shipped beside flushlog, has --help and a
+# man page, and every man page is of one of them (or flushlog(1) itself); every option --help shows, long and
 # short, is in that man page, and flushlog(1) has the top level's; every
 # command and the top level print the one version for --version and -V;
 # every page (the man1 and man3 pages, and flushlog-format(5) made from
@@ -29,6 +29,13 @@ commands=$("$FLUSHLOG" --help | awk '/^commands:/ { on = 1; next } on && NF { pr
 _documents "$man/flushlog.1" "$TEST_TMP/help"
 version=$("$FLUSHLOG" --version)
 [ "$("$FLUSHLOG" -V)" = "$version" ] || _fail "flushlog -V differs from --version"
+# the tools make install ships beside flushlog have pages of their own
+for tool in "$FLUSHLOG_TOP"/userspace/tools/*.c; do
+	tool=$(basename "$tool" .c)
+	[ -f "$man/$tool.1" ] || _fail "no man page for $tool"
+	"$FLUSHLOG_BUILD/$tool" --help >"$TEST_TMP/help" || _fail "'$tool --help' failed"
+	_documents "$man/$tool.1" "$TEST_TMP/help"
+done
 for c in $commands; do
 	page=$man/flushlog-$c.1
 	[ -f "$page" ] || _fail "no man page for '$c'"
@@ -43,7 +50,8 @@ for c in $commands; do
 done
 for page in "$man"/*.1; do
 	name=$(basename "$page" .1)
-	[ "$name" = flushlog ] || grep -qx "${name#flushlog-}" <<<"$commands" ||
+	[ "$name" = flushlog ] || [ -f "$FLUSHLOG_TOP/userspace/tools/$name.c" ] ||
+		grep -qx "${name#flushlog-}" <<<"$commands" ||
 		_fail "$name.1 is the page of no command"
 done
 

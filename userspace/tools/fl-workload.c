@@ -81,7 +81,6 @@ struct workload {
 	char *buf;
 	int oracle;			/* O_APPEND: a line a write */
 	uint64_t *tickets;		/* shared by every process */
-	unsigned long op;		/* the operation being run */
 	unsigned int ino_of[MAX_FILES];	/* which contents a name has */
 	unsigned int next_ino;
 };
@@ -610,7 +609,6 @@ run(struct workload *w, unsigned long ops, const char *tag)
 		enum op op = draw_op(w);
 		int ret;
 
-		w->op = i;
 		ret = do_op(w, op);
 
 		printf("%s%lu %s %s\n", tag, i, op_names[op],
