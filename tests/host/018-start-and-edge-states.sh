@@ -4,8 +4,8 @@
 # (point 0, the base image) and at a --from that names no point (entry:N),
 # check hands over the prefix state and the states of the first epoch, as
 # at any other point; and the other edges hold: the last epoch before the
-# end, an epoch that starts at a mark, a log of no entries, of one entry,
-# of no flush at all.  Each list is compared with a table made by hand.
+# end, an epoch that starts at a mark (and, with --to, ends there), a log
+# of no entries, of one entry, of no flush at all.  Each list is compared with a table made by hand.
 # A writer whose only defect lies in the first epoch (its commit can reach
 # the media before its journal blocks, no flush until the end) passes
 # under the prefix model and is caught by the epoch model at point 0.
@@ -142,6 +142,15 @@ EOS
 states --states epoch --from mark:m -- "5 states at 3 crash points (5 candidates)" \
 	"2 mark mark:m 4 A8 B8 C0 D0 " "2 mark mark:m 5 A8 B8 C8 D0 " "2 mark mark:m 4+5 A8 B8 C0 D8 " \
 	"3 flush flush:2 7 A8 B8 C8 D8 " "4 end end 7 A8 B8 C8 D8 "
+# --to the same mark: that point alone, its epoch still in its states
+states --states epoch --from mark:m --to mark:m -- "3 states at 1 crash points (3 candidates)" \
+	"2 mark mark:m 4 A8 B8 C0 D0 " "2 mark mark:m 5 A8 B8 C8 D0 " "2 mark mark:m 4+5 A8 B8 C0 D8 "
+# --to a flush: the points up to it; --to before --from: an error
+states --to flush:1 -- "2 states at 2 crash points (2 candidates)" \
+	"0 start start 0 A0 B0 C0 D0 " "1 flush flush:1 3 A8 B8 C0 D0 "
+_expect_exit 2 "$FLUSHLOG" check -q -w "$TEST_TMP" --from mark:m --to flush:1 "$dir/log" -- true
+grep -q -- "--to names a point before --from's" "$TEST_TMP/stderr" ||
+	_fail "--to before --from: $(cat "$TEST_TMP/stderr")"
 # --from a position that is no crash point: a start point of its own,
 # point 0 at entry:0, with B possibly there ("1+1" folds into point 1's
 # "3"); C and D, in the epochs of point 1 and the mark, go to the mark

@@ -374,6 +374,8 @@ options_json(const struct check_args *a)
 		  cli_json_add(o, "points", kinds_json(a->kinds)) ||
 		  (a->from ? cli_json_add(o, "from", cli_json_string(a->from)) :
 			     cli_json_add_null(o, "from")) ||
+		  (a->to ? cli_json_add(o, "to", cli_json_string(a->to)) :
+			   cli_json_add_null(o, "to")) ||
 		  cli_json_add(o, "models", models_json(a->states.models)) ||
 		  cli_json_add(o, "max_reorder", json_object_new_uint64(a->states.max_reorder)) ||
 		  cli_json_add(o, "max_torn", json_object_new_uint64(a->states.max_torn)) ||

@@ -659,22 +659,41 @@ start_one(struct check_run *run, struct fl_error *err)
 	return spawn_checker(run, s, err);
 }
 
-/* The points of the wanted kinds, from --from on (fl_points_select). */
+static int
+resolve_option(struct check_run *run, const char *opt, const char *spec,
+	       uint64_t *position)
+{
+	struct fl_error err = { 0 };
+
+	if (!spec || !cli_resolve_point(run->log, spec, position, &err))
+		return 0;
+	fprintf(stderr, "flushlog check: %s: ", opt);
+	cli_print_escaped(stderr, err.msg);
+	fputc('\n', stderr);
+	return -EINVAL;
+}
+
+/*
+ * The points of the wanted kinds, from --from on (fl_points_select), up to
+ * the position --to names.
+ */
 static int
 choose_points(struct check_run *run, const struct fl_point *all, size_t nr,
 	      struct fl_point *chosen, size_t *nr_chosen)
 {
 	const struct check_args *a = run->args;
-	struct fl_error err = { 0 };
-	uint64_t first = 0;
+	uint64_t first = 0, last = UINT64_MAX;
 
-	if (a->from && cli_resolve_point(run->log, a->from, &first, &err)) {
-		fprintf(stderr, "flushlog check: --from: ");
-		cli_print_escaped(stderr, err.msg);
-		fputc('\n', stderr);
+	if (resolve_option(run, "--from", a->from, &first) ||
+	    resolve_option(run, "--to", a->to, &last))
+		return -EINVAL;
+	if (last < first) {
+		fprintf(stderr, "flushlog check: --to names a point before --from's\n");
 		return -EINVAL;
 	}
 	fl_points_select(all, nr, a->kinds, first, chosen, nr_chosen);
+	while (*nr_chosen && chosen[*nr_chosen - 1].nr_applied > last)
+		(*nr_chosen)--;
 	return 0;
 }
 

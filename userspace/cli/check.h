@@ -29,6 +29,7 @@ enum image_mode {
 /* What the command line asks for. */
 struct check_args {
 	const char *log_path, *base, *save_dir, *report, *junit, *workdir, *from;
+	const char *to;
 	unsigned int kinds, jobs, shard_k, shard_n;
 	struct fl_state_opts states;
 	bool keep_going;

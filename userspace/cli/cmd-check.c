@@ -15,7 +15,7 @@
 
 enum {
 	OPT_BASE, OPT_POINTS, OPT_STATES, OPT_MAX_REORDER, OPT_MAX_TORN,
-	OPT_MAX_STATES, OPT_FROM, OPT_JOBS, OPT_SHARD, OPT_KEEP_GOING,
+	OPT_MAX_STATES, OPT_FROM, OPT_TO, OPT_JOBS, OPT_SHARD, OPT_KEEP_GOING,
 	OPT_SAVE, OPT_REPORT, OPT_JUNIT, OPT_JSON, OPT_WORKDIR,
 	OPT_TIMEOUT, OPT_RESUME, OPT_NO_ORDER_CHECK, OPT_IMAGES,
 };
@@ -35,6 +35,8 @@ static const struct cli_option check_options[] = {
 			     "check N states (at most 1000000), a deterministic sample, if there are more" },
 	[OPT_FROM] = { "from", 0, "POINT",
 		       "skip the points before POINT (e.g. a mark after mkfs)" },
+	[OPT_TO] = { "to", 0, "POINT",
+		     "skip the points after POINT (e.g. a workload's last mark)" },
 	[OPT_JOBS] = { "jobs", 'j', "N", "run N checkers at once (default 1)" },
 	[OPT_SHARD] = { "shard", 0, "K/N",
 			"check only the chosen states i with i % N == K (see merge)" },
@@ -173,6 +175,7 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 				cli_usage_error(cmd, "--max-states takes 1 or more, not %s", arg);
 			break;
 		case OPT_FROM: a->from = arg; break;
+		case OPT_TO: a->to = arg; break;
 		case OPT_JOBS: a->jobs = parse_bounded(cmd, "jobs", arg, 256); break;
 		case OPT_SHARD:
 			slash = strchr(arg, '/');
