@@ -25,10 +25,17 @@
  * the mark" and "issued before the mark completed" hold across processes
  * too, whatever order the lines reach the file in.
  *
+ * --ace seq-K runs one workload of a bounded, exhaustive space instead
+ * (CrashMonkey's ACE): the sequence --index I of K operations, each
+ * followed by a persistence point; --list prints the space.
+ *
  * usage: fl-workload [--seed S] [--ops N] [--procs N] [--mark CMD]
  *                    [--oracle FILE] [--verbose] DIR
+ *        fl-workload --ace seq-K --index I [--mark CMD] [--oracle FILE] DIR
+ *        fl-workload --ace seq-K --list [--shard K/N]
  *        fl-workload --verify FILE [--last-mark L] [--until-mark M] DIR
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -82,7 +89,9 @@ struct workload {
 	int oracle;			/* O_APPEND: a line a write */
 	uint64_t *tickets;		/* shared by every process */
 	unsigned int ino_of[MAX_FILES];	/* which contents a name has */
+	bool name_durable[MAX_FILES];	/* promised, untouched since */
 	unsigned int next_ino;
+	uint64_t next_ticket;		/* one process: its own counter */
 };
 
 static uint64_t
@@ -165,36 +174,65 @@ oracle_line(struct workload *w, const char *fmt, ...)
 	}
 }
 
+/* An operation on the name NAME (relative to DIR) is about to be issued. */
+static void
+touch_name(struct workload *w, const char *name)
+{
+	if (w->oracle >= 0)
+		oracle_line(w, "touch %" PRIu64 " path %s%s\n", ticket(w),
+			    w->prefix, name);
+}
+
 static void
 touch_path(struct workload *w, unsigned int f)
 {
+	char name[32];
+
+	snprintf(name, sizeof(name), "d%u/f%u", w->dir_of[f], f);
+	touch_name(w, name);
+	w->name_durable[f] = false;
+}
+
+/* An operation on the contents of inode INO is about to be issued. */
+static void
+touch_inode(struct workload *w, unsigned int ino)
+{
 	if (w->oracle >= 0)
-		oracle_line(w, "touch %" PRIu64 " path %sd%u/f%u\n", ticket(w),
-			    w->prefix, w->dir_of[f], f);
+		oracle_line(w, "touch %" PRIu64 " inode %u\n", ticket(w), ino);
 }
 
 static void
 touch_contents(struct workload *w, unsigned int f)
 {
-	if (w->oracle >= 0)
-		oracle_line(w, "touch %" PRIu64 " inode %u\n", ticket(w),
-			    w->ino_of[f]);
+	touch_inode(w, w->ino_of[f]);
 }
 
-/* f's name and contents are durable now: before the mark that follows. */
+/*
+ * The file NAME (inode INO) has its name and contents durable now: before
+ * the mark that follows.
+ */
 static void
-promise(struct workload *w, unsigned int f)
+promise_name(struct workload *w, const char *name, unsigned int ino)
 {
 	char path[4096];
 	uint64_t hash, size;
 
 	if (w->oracle < 0)
 		return;
-	file_path(w, f, path, sizeof(path));
+	snprintf(path, sizeof(path), "%s/%s", w->dir, name);
 	if (hash_file(path, &hash, &size))
-		oracle_line(w, "durable %" PRIu64 " %sd%u/f%u %u %" PRIu64 " %016" PRIx64 "\n",
-			    ticket(w), w->prefix, w->dir_of[f], f, w->ino_of[f],
-			    size, hash);
+		oracle_line(w, "durable %" PRIu64 " %s%s %u %" PRIu64 " %016" PRIx64 "\n",
+			    ticket(w), w->prefix, name, ino, size, hash);
+}
+
+static void
+promise(struct workload *w, unsigned int f)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "d%u/f%u", w->dir_of[f], f);
+	promise_name(w, name, w->ino_of[f]);
+	w->name_durable[f] = true;
 }
 
 static void
@@ -295,8 +333,14 @@ sync_file(struct workload *w, unsigned int f, bool data_only)
 	if (data_only ? fdatasync(fd) : fsync(fd))
 		ret = -errno;
 	close(fd);
+	/*
+	 * fdatasync makes the contents durable, not the name (a link or a
+	 * rename may be lost): the promise binds through a name only if
+	 * the name itself was durable already.
+	 */
 	if (!ret) {
-		promise(w, f);
+		if (!data_only || w->name_durable[f])
+			promise(w, f);
 		mark(w, data_only ? "fdatasync" : "fsync");
 	}
 	return ret;
@@ -416,19 +460,525 @@ do_op(struct workload *w, enum op op)
 }
 
 /*
+ * --ace seq-K: the bounded space of CrashMonkey's ACE.  Every sequence of
+ * K operations over a small fixed namespace, each followed by a
+ * persistence point (none, or an fsync, fdatasync, directory fsync or
+ * sync of what it changed; the last one never none), after a setup that
+ * makes A/, foo and A/foo durable.  Sequences whose operations cannot run
+ * (a name that is not there, one that already is) are not in the space,
+ * nor are fsyncs of two names of one inode after a link: the inode is
+ * what is synced.  The sequences are numbered in one fixed order, so an
+ * index names the same workload everywhere.
+ */
+enum ace_name { N_FOO, N_BAR, N_A_FOO, N_A_BAR, N_B_FOO, N_A, N_B, N_ROOT, NR_NAMES };
+#define ACE_FILES	N_A		/* names below it are files */
+
+static const char *const ace_names[NR_NAMES] = {
+	"foo", "bar", "A/foo", "A/bar", "B/foo", "A", "B", ".",
+};
+
+static const enum ace_name ace_parent[NR_NAMES] = {
+	N_ROOT, N_ROOT, N_A, N_A, N_B, N_ROOT, N_ROOT, N_ROOT,
+};
+
+enum ace_kind {
+	/* operations */
+	K_CREAT, K_MKDIR, K_LINK, K_UNLINK, K_RENAME, K_WRITE, K_DIRECT,
+	K_APPEND, K_TRUNCATE, K_FALLOC_KEEP, K_FALLOC,
+	/* persistence points */
+	K_FSYNC, K_FDATASYNC, K_FSYNC_DIR, K_SYNC, K_NONE,
+};
+
+static const char *const ace_kinds[] = {
+	"creat", "mkdir", "link", "unlink", "rename", "write", "write-direct",
+	"append", "truncate", "fallocate-keep-size", "fallocate", "fsync",
+	"fdatasync", "fsync", "sync", "none",
+};
+
+struct ace_step {
+	enum ace_kind kind;
+	enum ace_name a, b;
+};
+
+/*
+ * What the namespace holds: which names exist, and each file's inode; and,
+ * as a sequence runs, which names were promised and not touched since.
+ */
+struct ace_model {
+	bool exists[NR_NAMES];
+	unsigned int ino[ACE_FILES];
+	unsigned int next_ino;
+	bool durable[NR_NAMES];
+};
+
+#define ACE_MAX_LEN	3
+#define ACE_MAX_STEPS	64
+
+static const struct ace_model ace_setup_model = {
+	.exists = { [N_FOO] = true, [N_A_FOO] = true, [N_A] = true, [N_ROOT] = true },
+	.ino = { [N_FOO] = 1, [N_A_FOO] = 2 },
+	.next_ino = 3,
+};
+
+static void
+ace_apply(struct ace_model *m, const struct ace_step *s)
+{
+	switch (s->kind) {
+	case K_CREAT:
+		m->exists[s->a] = true;
+		m->ino[s->a] = m->next_ino++;
+		break;
+	case K_MKDIR:
+		m->exists[s->a] = true;
+		break;
+	case K_LINK:
+	case K_RENAME:
+		m->exists[s->b] = true;
+		m->ino[s->b] = m->ino[s->a];
+		if (s->kind == K_RENAME)
+			m->exists[s->a] = false;
+		break;
+	case K_UNLINK:
+		m->exists[s->a] = false;
+		break;
+	default:
+		break;
+	}
+}
+
+/* The operations that can run on m, in the space's fixed order. */
+static unsigned int
+ace_operations(const struct ace_model *m, struct ace_step *out)
+{
+	unsigned int n = 0;
+
+	for (int a = 0; a < ACE_FILES; a++) {
+		bool here = m->exists[a], room = m->exists[ace_parent[a]];
+
+		if (!here && room)
+			out[n++] = (struct ace_step){ K_CREAT, a, a };
+		if (!here)
+			continue;
+		for (int k = K_WRITE; k <= K_FALLOC; k++)
+			out[n++] = (struct ace_step){ k, a, a };
+		out[n++] = (struct ace_step){ K_UNLINK, a, a };
+		for (int b = 0; b < ACE_FILES; b++) {
+			if (b == a || !m->exists[ace_parent[b]])
+				continue;
+			if (!m->exists[b])
+				out[n++] = (struct ace_step){ K_LINK, a, b };
+			/* over an existing name too: rename replaces it */
+			if (m->ino[b] != m->ino[a] || !m->exists[b])
+				out[n++] = (struct ace_step){ K_RENAME, a, b };
+		}
+	}
+	if (!m->exists[N_B])
+		out[n++] = (struct ace_step){ K_MKDIR, N_B, N_B };
+	return n;
+}
+
+static void
+ace_add_dir(struct ace_step *out, unsigned int *n, enum ace_name d)
+{
+	for (unsigned int i = 0; i < *n; i++)
+		if (out[i].kind == K_FSYNC_DIR && out[i].a == d)
+			return;
+	out[(*n)++] = (struct ace_step){ K_FSYNC_DIR, d, d };
+}
+
+/*
+ * The persistence points after op, with m the namespace after it: fsync
+ * and fdatasync of each file it left (one name an inode), fsync of each
+ * folder it changed or that holds what it changed, sync, and none unless
+ * it is the last.
+ */
+static unsigned int
+ace_persistence(const struct ace_model *m, const struct ace_step *op,
+		bool last, struct ace_step *out)
+{
+	enum ace_name names[2] = { op->b, op->a };
+	unsigned int n = 0;
+
+	for (int i = 0; i < 2; i++) {
+		enum ace_name f = names[i];
+
+		if (f >= ACE_FILES || !m->exists[f] ||
+		    (i == 1 && m->exists[op->b] && m->ino[op->b] == m->ino[f]))
+			continue;
+		out[n++] = (struct ace_step){ K_FSYNC, f, f };
+		out[n++] = (struct ace_step){ K_FDATASYNC, f, f };
+	}
+	if (op->kind == K_MKDIR)
+		ace_add_dir(out, &n, op->a);
+	/* a link changes the folder of its new name only */
+	if (op->kind == K_CREAT || op->kind == K_MKDIR || op->kind == K_LINK ||
+	    op->kind == K_UNLINK || op->kind == K_RENAME)
+		ace_add_dir(out, &n, ace_parent[op->b]);
+	if (op->kind == K_RENAME)
+		ace_add_dir(out, &n, ace_parent[op->a]);
+	out[n++] = (struct ace_step){ K_SYNC, N_ROOT, N_ROOT };
+	if (!last)
+		out[n++] = (struct ace_step){ K_NONE, N_ROOT, N_ROOT };
+	return n;
+}
+
+static void
+ace_describe(const struct ace_step *s, unsigned int nr, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < nr && used < len; i++) {
+		const char *sep = used ? "; " : "";
+
+		if (s[i].kind == K_NONE)
+			continue;
+		if (s[i].kind == K_LINK || s[i].kind == K_RENAME)
+			used += snprintf(buf + used, len - used, "%s%s %s %s", sep,
+					 ace_kinds[s[i].kind], ace_names[s[i].a],
+					 ace_names[s[i].b]);
+		else if (s[i].kind == K_SYNC)
+			used += snprintf(buf + used, len - used, "%ssync", sep);
+		else
+			used += snprintf(buf + used, len - used, "%s%s %s", sep,
+					 ace_kinds[s[i].kind], ace_names[s[i].a]);
+	}
+}
+
+struct ace_walk {
+	unsigned int len;		/* operations a sequence */
+	uint64_t index;			/* the next sequence's */
+	uint64_t shard, shards;		/* list: index % shards == shard */
+	uint64_t want;			/* find: this one */
+	bool list;
+	struct ace_step seq[2 * ACE_MAX_LEN];
+	bool found;
+};
+
+/* Every sequence that starts with seq[0..depth) from m, in order. */
+static void
+ace_walk(struct ace_walk *wk, const struct ace_model *m, unsigned int depth)
+{
+	struct ace_step ops[ACE_MAX_STEPS], points[ACE_MAX_STEPS];
+	unsigned int nr_ops = ace_operations(m, ops);
+
+	for (unsigned int i = 0; i < nr_ops && !wk->found; i++) {
+		struct ace_model next = *m;
+		bool last = depth / 2 + 1 == wk->len;
+		unsigned int nr_points;
+
+		ace_apply(&next, &ops[i]);
+		nr_points = ace_persistence(&next, &ops[i], last, points);
+		wk->seq[depth] = ops[i];
+		for (unsigned int j = 0; j < nr_points && !wk->found; j++) {
+			wk->seq[depth + 1] = points[j];
+			if (!last) {
+				ace_walk(wk, &next, depth + 2);
+				continue;
+			}
+			if (wk->list && wk->index % wk->shards == wk->shard) {
+				char text[512];
+
+				ace_describe(wk->seq, depth + 2, text, sizeof(text));
+				printf("%" PRIu64 "\t%s\n", wk->index, text);
+			}
+			wk->found = !wk->list && wk->index == wk->want;
+			wk->index++;
+		}
+	}
+}
+
+/* "seq-K" as K, or 0. */
+static unsigned int
+ace_length(const char *spec)
+{
+	if (!strncmp(spec, "seq-", 4) && spec[4] >= '1' &&
+	    spec[4] <= '0' + ACE_MAX_LEN && !spec[5])
+		return (unsigned int)(spec[4] - '0');
+	return 0;
+}
+
+static int
+compare_names(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/*
+ * The names in folder PATH, sorted and joined by commas ("-" if none;
+ * lost+found is mkfs's, not the workload's); false if it cannot be read.
+ */
+static bool
+list_folder(const char *path, char *buf, size_t len)
+{
+	char *names[256];
+	unsigned int n = 0;
+	size_t used = 0;
+	struct dirent *de;
+	DIR *d = opendir(path);
+	bool ok = true;
+
+	if (!d)
+		return false;
+	while ((de = readdir(d)) && n < 256) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !strcmp(de->d_name, "lost+found"))
+			continue;
+		names[n] = strdup(de->d_name);
+		if (!names[n]) {
+			ok = false;
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	qsort(names, n, sizeof(names[0]), compare_names);
+	snprintf(buf, len, "-");
+	for (unsigned int i = 0; i < n; i++) {
+		used += snprintf(buf + used, used < len ? len - used : 0, "%s%s",
+				 i ? "," : "", names[i]);
+		free(names[i]);
+	}
+	return ok && used < len;
+}
+
+/* The names in folder NAME are durable now: before the mark that follows. */
+static void
+promise_folder(struct workload *w, const char *name)
+{
+	char path[4096], names[192];
+
+	if (w->oracle < 0)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", w->dir, name);
+	if (list_folder(path, names, sizeof(names)))
+		oracle_line(w, "listing %" PRIu64 " %s%s %s\n", ticket(w),
+			    w->prefix, name, names);
+}
+
+static int
+ace_write(struct workload *w, const char *path, enum ace_kind kind)
+{
+	int flags = kind == K_DIRECT ? O_DIRECT : kind == K_APPEND ? O_APPEND : 0;
+	size_t len = kind == K_APPEND ? 4096 + 100 : 4096;
+	off_t off = kind == K_DIRECT ? 8192 : 4096;
+	int fd = open(path, O_WRONLY | flags), ret = 0;
+
+	if (fd < 0 && errno == EINVAL && kind == K_DIRECT)
+		fd = open(path, O_WRONLY);	/* no O_DIRECT here */
+	if (fd < 0)
+		return -errno;
+	fill(w, len);
+	if ((kind == K_APPEND ? write(fd, w->buf, len) :
+	     pwrite(fd, w->buf, len, off)) != (ssize_t)len)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int
+ace_fallocate(const char *path, enum ace_kind kind)
+{
+	struct stat st;
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) ||
+	    fallocate(fd, kind == K_FALLOC_KEEP ? FALLOC_FL_KEEP_SIZE : 0,
+		      (st.st_size + 4095) & ~(off_t)4095, 16384))
+		ret = errno == EOPNOTSUPP ? 1 : -errno;
+	close(fd);
+	return ret;
+}
+
+static int
+ace_sync(const struct ace_step *s, const char *path)
+{
+	int fd = open(path, O_RDONLY | (s->kind == K_FSYNC_DIR ? O_DIRECTORY : 0));
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	if (s->kind == K_SYNC)
+		ret = syncfs(fd);
+	else if (s->kind == K_FDATASYNC)
+		ret = fdatasync(fd);
+	else
+		ret = fsync(fd);
+	ret = ret ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/*
+ * What a persistence point that returned made durable, and its mark: WHAT-N,
+ * or the point's own name if WHAT is NULL.  An fsync promises its file's
+ * name too, as Linux filesystems keep it (fl-workload(1)); an fdatasync
+ * only the contents, so it binds through a name that was durable already.
+ */
+static void
+ace_promise(struct workload *w, struct ace_model *m, const struct ace_step *s,
+	    const char *what)
+{
+	for (int n = 0; n < NR_NAMES; n++) {
+		bool all = s->kind == K_SYNC && m->exists[n];
+		bool file = n < ACE_FILES && (all || (n == (int)s->a &&
+						      s->kind != K_FSYNC_DIR));
+		bool folder = n >= ACE_FILES && (all || (n == (int)s->a &&
+							 s->kind == K_FSYNC_DIR));
+
+		if (file && (s->kind != K_FDATASYNC || m->durable[n]))
+			promise_name(w, ace_names[n], m->ino[n]);
+		if (folder)
+			promise_folder(w, ace_names[n]);
+		if ((file && s->kind != K_FDATASYNC) || folder)
+			m->durable[n] = true;
+		/* a folder's fsync: the names in it */
+		if (s->kind == K_FSYNC_DIR && m->exists[n] && n != N_ROOT &&
+		    ace_parent[n] == s->a)
+			m->durable[n] = true;
+	}
+	if (!what)
+		what = s->kind == K_FSYNC_DIR ? "fsync-dir" : ace_kinds[s->kind];
+	mark(w, what);
+}
+
+/* One step, with its oracle lines: 0, 1 if skipped, or -errno. */
+static int
+ace_step(struct workload *w, struct ace_model *m, const struct ace_step *s)
+{
+	char a[4096], b[4096];
+	int ret;
+
+	snprintf(a, sizeof(a), "%s/%s", w->dir, ace_names[s->a]);
+	snprintf(b, sizeof(b), "%s/%s", w->dir, ace_names[s->b]);
+	if (s->kind >= K_WRITE && s->kind <= K_FALLOC)
+		touch_inode(w, m->ino[s->a]);
+	else if (s->kind < K_WRITE && s->kind != K_LINK)
+		touch_name(w, ace_names[s->a]);
+	if (s->kind == K_LINK || s->kind == K_RENAME)
+		touch_name(w, ace_names[s->b]);
+	if (s->kind < K_WRITE) {
+		/* a link leaves its old name as it was */
+		m->durable[s->a] = s->kind == K_LINK && m->durable[s->a];
+		m->durable[s->b] = false;
+	}
+	switch (s->kind) {
+	case K_CREAT:
+		ret = open(a, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		ret = ret < 0 ? -errno : close(ret);
+		break;
+	case K_MKDIR:
+		ret = mkdir(a, 0755) ? -errno : 0;
+		break;
+	case K_LINK:
+		ret = link(a, b) ? -errno : 0;
+		break;
+	case K_UNLINK:
+		ret = unlink(a) ? -errno : 0;
+		break;
+	case K_RENAME:
+		ret = rename(a, b) ? -errno : 0;
+		break;
+	case K_WRITE:
+	case K_DIRECT:
+	case K_APPEND:
+		ret = ace_write(w, a, s->kind);
+		break;
+	case K_TRUNCATE:
+		ret = truncate(a, 6000) ? -errno : 0;
+		break;
+	case K_FALLOC_KEEP:
+	case K_FALLOC:
+		ret = ace_fallocate(a, s->kind);
+		break;
+	case K_NONE:
+		return 1;
+	default:
+		ret = ace_sync(s, s->kind == K_SYNC ? w->dir : a);
+		if (!ret)
+			ace_promise(w, m, s, NULL);
+		return ret;
+	}
+	if (!ret)
+		ace_apply(m, s);
+	return ret;
+}
+
+/*
+ * Sequence INDEX of seq-LEN in w->dir: the setup (A/, foo and A/foo of
+ * 16 KiB, synced, mark setup-1), then its steps.  0, 1 if there is no such
+ * sequence, 2 if the setup failed.
+ */
+static int
+ace_run(struct workload *w, unsigned int len, uint64_t index)
+{
+	struct ace_walk wk = { .len = len, .want = index };
+	struct ace_model m = ace_setup_model;
+	static const struct ace_step setup_sync = { K_SYNC, N_ROOT, N_ROOT };
+	char path[4096], text[512];
+
+	ace_walk(&wk, &ace_setup_model, 0);
+	if (!wk.found) {
+		fprintf(stderr, "fl-workload: seq-%u has %" PRIu64 " sequences, not %" PRIu64 "\n",
+			len, wk.index, index + 1);
+		return 1;
+	}
+	if (posix_memalign((void **)&w->buf, 4096, 16384))
+		return 2;
+	w->rng = (index + 1) * 0x9e3779b97f4a7c15ULL;
+	snprintf(path, sizeof(path), "%s/A", w->dir);
+	if (mkdir(path, 0755) && errno != EEXIST)
+		goto setup_failed;
+	for (int i = 0; i < 2; i++) {
+		static const enum ace_name setup_files[] = { N_FOO, N_A_FOO };
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", w->dir, ace_names[setup_files[i]]);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		fill(w, 16384);
+		if (fd < 0 || write(fd, w->buf, 16384) != 16384 || close(fd))
+			goto setup_failed;
+	}
+	if (ace_sync(&setup_sync, w->dir))
+		goto setup_failed;
+	ace_promise(w, &m, &setup_sync, "setup");
+	ace_describe(wk.seq, 2 * len, text, sizeof(text));
+	printf("seq-%u #%" PRIu64 ": %s\n", len, index, text);
+	for (unsigned int i = 0; i < 2 * len; i++) {
+		int ret = ace_step(w, &m, &wk.seq[i]);
+
+		ace_describe(&wk.seq[i], 1, text, sizeof(text));
+		if (wk.seq[i].kind != K_NONE)
+			printf("%u %s %s\n", i, text,
+			       ret > 0 ? "skipped" : ret ? strerror(-ret) : "ok");
+	}
+	free(w->buf);
+	return 0;
+setup_failed:
+	fprintf(stderr, "fl-workload: the setup of seq-%u failed at '%s': %s\n",
+		len, path, strerror(errno));
+	free(w->buf);
+	return 2;
+}
+
+/*
  * --verify: the oracle's events, read back.  A promise is kept by the
- * latest "durable" line for its path whose ticket comes before the last
- * mark was logged; it still binds unless the path or its contents were
- * touched after it by an operation issued before the until mark was
+ * latest "durable" line for its path (or "listing" line for its folder)
+ * whose ticket comes before the last mark was logged; it still binds
+ * unless the path or its contents (a name in the folder, or the folder)
+ * were touched after it by an operation issued before the until mark was
  * logged (ticket before the mark's second).
  */
 struct event {
-	char kind;		/* 'd'urable, 'm'ark, 'p'ath touch, 'i'node touch */
+	char kind;		/* 'd'urable, 'l'isting, 'm'ark, 'p'ath touch, 'i'node touch */
 	uint64_t ticket;	/* a mark: before it was logged */
 	uint64_t logged;	/* a mark: after it was logged */
-	char name[64];		/* path, or mark label */
+	char name[64];		/* path, folder or mark label */
 	unsigned int ino;
 	uint64_t size, hash;
+	char names[192];	/* a listing: the folder's names */
 };
 
 static struct event *
@@ -452,6 +1002,10 @@ read_events(const char *file, size_t *nr)
 		    sscanf(line, "durable %" SCNu64 " %63s %u %" SCNu64 " %" SCNx64,
 			   &e.ticket, e.name, &e.ino, &e.size, &e.hash) == 5) {
 			e.kind = 'd';
+		} else if (!strcmp(kind, "listing") &&
+			   sscanf(line, "listing %" SCNu64 " %63s %191s", &e.ticket,
+				  e.name, e.names) == 3) {
+			e.kind = 'l';
 		} else if (!strcmp(kind, "mark") &&
 			   sscanf(line, "mark %" SCNu64 " %" SCNu64 " %63s",
 				  &e.ticket, &e.logged, e.name) == 3) {
@@ -489,15 +1043,35 @@ find_mark(const struct event *v, size_t n, const char *label)
 	return NULL;
 }
 
+/* Is NAME in FOLDER ("." for DIR itself)? */
+static bool
+in_folder(const char *name, const char *folder)
+{
+	const char *slash = strrchr(name, '/');
+
+	if (!slash)
+		return !strcmp(folder, ".");
+	return strlen(folder) == (size_t)(slash - name) &&
+	       !strncmp(name, folder, (size_t)(slash - name));
+}
+
 static bool
 touched(const struct event *v, size_t n, const struct event *d,
 	uint64_t until)
 {
-	for (size_t i = 0; i < n; i++)
-		if (v[i].ticket > d->ticket && v[i].ticket < until &&
-		    ((v[i].kind == 'p' && !strcmp(v[i].name, d->name)) ||
-		     (v[i].kind == 'i' && v[i].ino == d->ino)))
+	for (size_t i = 0; i < n; i++) {
+		const struct event *t = &v[i];
+
+		if (t->ticket <= d->ticket || t->ticket >= until)
+			continue;
+		if (d->kind == 'l' && t->kind == 'p' &&
+		    (in_folder(t->name, d->name) || !strcmp(t->name, d->name)))
 			return true;
+		if (d->kind == 'd' &&
+		    ((t->kind == 'p' && !strcmp(t->name, d->name)) ||
+		     (t->kind == 'i' && t->ino == d->ino)))
+			return true;
+	}
 	return false;
 }
 
@@ -506,9 +1080,44 @@ static bool
 latest(const struct event *v, size_t n, const struct event *d, uint64_t last)
 {
 	for (size_t i = 0; i < n; i++)
-		if (v[i].kind == 'd' && v[i].ticket > d->ticket &&
+		if (v[i].kind == d->kind && v[i].ticket > d->ticket &&
 		    v[i].ticket < last && !strcmp(v[i].name, d->name))
 			return false;
+	return true;
+}
+
+/* Does the state at DIR keep promise d?  Says so either way. */
+static bool
+kept_promise(const struct event *d, const char *dir, const char *last_mark)
+{
+	const char *state = getenv("FLUSHLOG_STATE_NAME");
+	char path[4096], names[sizeof(d->names)];
+	uint64_t hash, size;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, d->name);
+	if (d->kind == 'l' && !list_folder(path, names, sizeof(names))) {
+		printf("fsync oracle: folder %s cannot be listed (%s), its names made durable at ticket %" PRIu64 " before mark %s; state %s\n",
+		       d->name, strerror(errno), d->ticket, last_mark,
+		       state ? state : "?");
+		return false;
+	} else if (d->kind == 'l' && strcmp(names, d->names)) {
+		printf("fsync oracle: folder %s holds %s, expected %s made durable at ticket %" PRIu64 " before mark %s; state %s\n",
+		       d->name, names, d->names, d->ticket, last_mark,
+		       state ? state : "?");
+		return false;
+	} else if (d->kind == 'd' && !hash_file(path, &hash, &size)) {
+		printf("fsync oracle: %s is missing (%s), made durable at ticket %" PRIu64 " before mark %s; state %s\n",
+		       d->name, strerror(errno), d->ticket, last_mark,
+		       state ? state : "?");
+		return false;
+	} else if (d->kind == 'd' && (size != d->size || hash != d->hash)) {
+		printf("fsync oracle: %s holds %" PRIu64 " bytes (hash %016" PRIx64 "), expected %" PRIu64 " (%016" PRIx64 ") made durable at ticket %" PRIu64 " before mark %s; state %s\n",
+		       d->name, size, hash, d->size, d->hash, d->ticket,
+		       last_mark, state ? state : "?");
+		return false;
+	}
+	printf("fsync oracle: kept %s%s (ticket %" PRIu64 ")\n",
+	       d->kind == 'l' ? "folder " : "", d->name, d->ticket);
 	return true;
 }
 
@@ -522,32 +1131,17 @@ verify(const char *file, const char *last_mark, const char *until_mark,
 	const struct event *until_ev = find_mark(v, n, until_mark);
 	uint64_t last = last_ev ? last_ev->ticket : 0;
 	uint64_t until = until_ev ? until_ev->logged : UINT64_MAX;
-	const char *state = getenv("FLUSHLOG_STATE_NAME");
 
 	for (size_t i = 0; i < n; i++) {
 		const struct event *d = &v[i];
-		char path[4096];
-		uint64_t hash, size;
 
-		if (d->kind != 'd' || d->ticket >= last || !latest(v, n, d, last) ||
-		    touched(v, n, d, until))
+		if ((d->kind != 'd' && d->kind != 'l') || d->ticket >= last ||
+		    !latest(v, n, d, last) || touched(v, n, d, until))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, d->name);
-		if (!hash_file(path, &hash, &size)) {
-			printf("fsync oracle: %s is missing (%s), made durable at ticket %" PRIu64 " before mark %s; state %s\n",
-			       d->name, strerror(errno), d->ticket, last_mark,
-			       state ? state : "?");
-			broken++;
-		} else if (size != d->size || hash != d->hash) {
-			printf("fsync oracle: %s holds %" PRIu64 " bytes (hash %016" PRIx64 "), expected %" PRIu64 " (%016" PRIx64 ") made durable at ticket %" PRIu64 " before mark %s; state %s\n",
-			       d->name, size, hash, d->size, d->hash, d->ticket,
-			       last_mark, state ? state : "?");
-			broken++;
-		} else {
-			printf("fsync oracle: kept %s (ticket %" PRIu64 ")\n",
-			       d->name, d->ticket);
+		if (kept_promise(d, dir, last_mark))
 			kept++;
-		}
+		else
+			broken++;
 	}
 	printf("fsync oracle: %zu promises kept, %zu broken (last mark %s)\n",
 	       kept, broken, last_mark && *last_mark ? last_mark : "none");
@@ -577,6 +1171,8 @@ usage(int status)
 	fprintf(status ? stderr : stdout,
 		"usage: fl-workload [--seed S] [--ops N] [--procs P] [--mark CMD]\n"
 		"                   [--oracle FILE] [--verbose] DIR\n"
+		"       fl-workload --ace seq-K --index I [--mark CMD] [--oracle FILE] DIR\n"
+		"       fl-workload --ace seq-K --list [--shard K/N]\n"
 		"       fl-workload --verify FILE [--last-mark L] [--until-mark M] DIR\n\n"
 		"Run N (default 200) file operations drawn from seed S (default 1) in\n"
 		"DIR; after each successful fsync, fdatasync or sync, run 'CMD LABEL'.\n"
@@ -587,7 +1183,11 @@ usage(int status)
 		"crash state mounted at DIR whose last mark is L, that every promise\n"
 		"made before L holds (unless an operation issued before mark M, the\n"
 		"first after the state's epoch, touched the file since): exit 1 and a\n"
-		"line naming the file, the mark and $FLUSHLOG_STATE_NAME if not.\n");
+		"line naming the file, the mark and $FLUSHLOG_STATE_NAME if not.\n"
+		"--ace seq-K (K 1 to 3) runs, instead, sequence I of every sequence\n"
+		"of K operations over foo, bar, A/foo, A/bar, B/foo, each followed by\n"
+		"a persistence point, after a setup marked setup-1; --list prints the\n"
+		"sequences ('I<tab>steps'), --shard K/N those whose I %% N is K.\n");
 	exit(status);
 }
 
@@ -662,6 +1262,73 @@ run_procs(struct workload *w, unsigned long ops, unsigned long seed,
 	return failed;
 }
 
+/* "N" as a number below LIMIT, or false. */
+static bool
+parse_below(const char *s, uint64_t limit, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return *s >= '0' && *s <= '9' && !*end && !errno && *out < limit;
+}
+
+/* "K/N" with K below N. */
+static bool
+parse_shard(const char *s, uint64_t *k, uint64_t *n)
+{
+	const char *slash = strchr(s, '/');
+	char head[24];
+
+	if (!slash || slash - s >= (long)sizeof(head))
+		return false;
+	memcpy(head, s, (size_t)(slash - s));
+	head[slash - s] = '\0';
+	return parse_below(slash + 1, UINT64_MAX, n) && *n &&
+	       parse_below(head, *n, k);
+}
+
+/* fl-workload --ace ...: list the space, or run one sequence of it. */
+static int
+ace_main(const char *spec, const char *index, bool list, const char *shard,
+	 bool other_opts, struct workload *w, const char *oracle, int nargs,
+	 char **args)
+{
+	struct ace_walk wk = { .shards = 1, .list = true };
+	uint64_t want;
+
+	wk.len = spec ? ace_length(spec) : 0;
+	if (!wk.len)
+		return fprintf(stderr, "fl-workload: --ace takes seq-1, seq-2 or seq-3, not '%s'\n",
+			       spec ? spec : "(nothing)"), 2;
+	if (other_opts)
+		return fprintf(stderr, "fl-workload: --ace goes with neither --seed, --ops, --procs nor --verify\n"), 2;
+	if (list == !!index || (list ? nargs != 0 || oracle || w->mark_cmd : nargs != 1) ||
+	    (shard && !list))
+		return fprintf(stderr, "fl-workload: --ace takes --list [--shard K/N], or --index I and DIR\n"), 2;
+	if (shard && !parse_shard(shard, &wk.shard, &wk.shards))
+		return fprintf(stderr, "fl-workload: --shard takes K/N with K below N, not '%s'\n",
+			       shard), 2;
+	if (list) {
+		ace_walk(&wk, &ace_setup_model, 0);
+		return fflush(stdout) ? 1 : 0;
+	}
+	if (!parse_below(index, UINT64_MAX, &want))
+		return fprintf(stderr, "fl-workload: --index takes a number, not '%s'\n", index), 2;
+	w->dir = args[0];
+	if (oracle) {
+		w->oracle = open(oracle, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
+				 O_CLOEXEC, 0644);
+		if (w->oracle < 0) {
+			fprintf(stderr, "fl-workload: cannot write '%s': %s\n",
+				oracle, strerror(errno));
+			return 1;
+		}
+	}
+	w->tickets = &w->next_ticket;
+	return ace_run(w, wk.len, want);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -675,20 +1342,31 @@ main(int argc, char **argv)
 		{ "verify", required_argument, NULL, 'V' },
 		{ "last-mark", required_argument, NULL, 'L' },
 		{ "until-mark", required_argument, NULL, 'U' },
+		{ "ace", required_argument, NULL, 'A' },
+		{ "index", required_argument, NULL, 'I' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "shard", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct workload w = { .nr_dirs = 1, .prefix = "", .oracle = -1 };
 	unsigned long ops = 200, seed = 1, procs = 1;
 	const char *oracle = NULL, *verify_file = NULL, *last = NULL, *until = NULL;
+	const char *ace = NULL, *index = NULL, *shard = NULL;
+	bool list = false, random_opts = false;
 	char *end;
 	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "s:n:m:vh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 's': seed = strtoul(optarg, NULL, 0); break;
-		case 'n': ops = strtoul(optarg, NULL, 0); break;
+		case 's': seed = strtoul(optarg, NULL, 0); random_opts = true; break;
+		case 'n': ops = strtoul(optarg, NULL, 0); random_opts = true; break;
+		case 'A': ace = optarg; break;
+		case 'I': index = optarg; break;
+		case 'l': list = true; break;
+		case 'S': shard = optarg; break;
 		case 'P':
+			random_opts = true;
 			procs = strtoul(optarg, &end, 10);
 			if (*end || procs < 1 || procs > MAX_PROCS) {
 				fprintf(stderr, "fl-workload: --procs takes 1 to %d, not '%s'\n",
@@ -706,6 +1384,9 @@ main(int argc, char **argv)
 		default: usage(2);
 		}
 	}
+	if (ace || index || list || shard)
+		return ace_main(ace, index, list, shard, random_opts || verify_file,
+				&w, oracle, argc - optind, argv + optind);
 	if (optind != argc - 1)
 		usage(2);
 	if (verify_file)
