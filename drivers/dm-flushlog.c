@@ -150,6 +150,7 @@ struct flushlog_c {
 	u64 peak_pending;
 	u64 charge_ticket;		/* the next charger's place in line */
 	u64 charge_turn;		/* the place whose turn it is */
+	bool charger_waiting;		/* for memory: log what is ready now */
 	unsigned int nr_log_bios;	/* in flight */
 	wait_queue_head_t pending_wait;	/* woken under lock: see uncharge */
 	wait_queue_head_t log_bios_wait;
@@ -222,11 +223,17 @@ static void charge_pending(struct flushlog_c *fc, u64 bytes)
 	wait_event_lock_irq(fc->pending_wait, ticket == fc->charge_turn,
 			    fc->lock);
 	if (fc->pending + bytes > fc->max_pending) {
-		/* what is ready gives its memory back once written: now */
+		/*
+		 * What is ready gives its memory back once written: now, and
+		 * so is what becomes ready while this charger waits, rather
+		 * than a batch delay later.
+		 */
+		fc->charger_waiting = true;
 		mod_delayed_work(fc->wq, &fc->log_work, 0);
 		wait_event_lock_irq(fc->pending_wait,
 				    fc->pending + bytes <= fc->max_pending,
 				    fc->lock);
+		fc->charger_waiting = false;
 	}
 	fc->charge_turn++;
 	fc->pending += bytes;
@@ -556,7 +563,8 @@ static int flushlog_map(struct dm_target *ti, struct bio *bio)
  * Under fc->lock: an entry joined the ready list.  Entries go out in
  * batches, so that each log bio is large: at once after a crash point (a
  * flush, a FUA write, a mark), whose entry a reader of a live log wants
- * to see, or when a log bio's worth is ready; otherwise a little later.
+ * to see, when a log bio's worth is ready, or when a charger waits for
+ * the memory ready entries hold; otherwise a little later.
  */
 static void __queue_ready(struct flushlog_c *fc, struct pending_entry *e)
 {
@@ -564,7 +572,7 @@ static void __queue_ready(struct flushlog_c *fc, struct pending_entry *e)
 	fc->ready_bytes += (u64)e->log_sectors << SECTOR_SHIFT;
 	if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK ||
 	    (e->flags & FLUSHLOG_F_FUA) ||
-	    fc->ready_bytes >= FLUSHLOG_BATCH_BYTES)
+	    fc->ready_bytes >= FLUSHLOG_BATCH_BYTES || fc->charger_waiting)
 		mod_delayed_work(fc->wq, &fc->log_work, 0);
 	else
 		queue_delayed_work(fc->wq, &fc->log_work, FLUSHLOG_BATCH_DELAY);
