@@ -5,7 +5,8 @@
 # check hands over the prefix state and the states of the first epoch, as
 # at any other point; and the other edges hold: the last epoch before the
 # end, an epoch that starts at a mark (and, with --to, ends there), a log
-# of no entries, of one entry, of no flush at all.  Each list is compared with a table made by hand.
+# of no entries, of one entry, of no flush at all.  Each list is compared
+# with a table made by hand.
 # A writer whose only defect lies in the first epoch (its commit can reach
 # the media before its journal blocks, no flush until the end) passes
 # under the prefix model and is caught by the epoch model at point 0.

@@ -577,6 +577,11 @@ ace_operations(const struct ace_model *m, struct ace_step *out)
 	return n;
 }
 
+/* At most: 5 files, each 12 ways, and a mkdir; 2 files, 2 folders, 2. */
+#if ACE_FILES * (1 + 6 + 1 + 2 * (ACE_FILES - 1)) + 1 > ACE_MAX_STEPS
+#error "ACE_MAX_STEPS is too small for the namespace"
+#endif
+
 static void
 ace_add_dir(struct ace_step *out, unsigned int *n, enum ace_name d)
 {
@@ -716,17 +721,22 @@ list_folder(const char *path, char *buf, size_t len)
 	size_t used = 0;
 	struct dirent *de;
 	DIR *d = opendir(path);
-	bool ok = true;
+	int err = 0;
 
 	if (!d)
 		return false;
-	while ((de = readdir(d)) && n < 256) {
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			err = errno;	/* 0 at the end */
+			break;
+		}
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
 		    !strcmp(de->d_name, "lost+found"))
 			continue;
-		names[n] = strdup(de->d_name);
-		if (!names[n]) {
-			ok = false;
+		if (n == 256 || !(names[n] = strdup(de->d_name))) {
+			err = n == 256 ? E2BIG : ENOMEM;
 			break;
 		}
 		n++;
@@ -739,7 +749,10 @@ list_folder(const char *path, char *buf, size_t len)
 				 i ? "," : "", names[i]);
 		free(names[i]);
 	}
-	return ok && used < len;
+	if (!err && used >= len)
+		err = ENAMETOOLONG;	/* more names than a line holds */
+	errno = err;
+	return !err;
 }
 
 /* The names in folder NAME are durable now: before the mark that follows. */
@@ -754,6 +767,9 @@ promise_folder(struct workload *w, const char *name)
 	if (list_folder(path, names, sizeof(names)))
 		oracle_line(w, "listing %" PRIu64 " %s%s %s\n", ticket(w),
 			    w->prefix, name, names);
+	else	/* fewer promises: never a wrong one */
+		fprintf(stderr, "fl-workload: the names in %s are not promised: %s\n",
+			path, strerror(errno));
 }
 
 static int
@@ -763,15 +779,16 @@ ace_write(struct workload *w, const char *path, enum ace_kind kind)
 	size_t len = kind == K_APPEND ? 4096 + 100 : 4096;
 	off_t off = kind == K_DIRECT ? 8192 : 4096;
 	int fd = open(path, O_WRONLY | flags), ret = 0;
+	ssize_t n;
 
 	if (fd < 0 && errno == EINVAL && kind == K_DIRECT)
 		fd = open(path, O_WRONLY);	/* no O_DIRECT here */
 	if (fd < 0)
 		return -errno;
 	fill(w, len);
-	if ((kind == K_APPEND ? write(fd, w->buf, len) :
-	     pwrite(fd, w->buf, len, off)) != (ssize_t)len)
-		ret = -errno;
+	n = kind == K_APPEND ? write(fd, w->buf, len) : pwrite(fd, w->buf, len, off);
+	if (n != (ssize_t)len)
+		ret = n < 0 ? -errno : -EIO;	/* short: ENOSPC, most likely */
 	close(fd);
 	return ret;
 }
@@ -909,7 +926,8 @@ ace_step(struct workload *w, struct ace_model *m, const struct ace_step *s)
 /*
  * Sequence INDEX of seq-LEN in w->dir: the setup (A/, foo and A/foo of
  * 16 KiB, synced, mark setup-1), then its steps.  0, 1 if there is no such
- * sequence, 2 if the setup failed.
+ * sequence, 2 if the setup failed, 3 if a step failed: what ran is not the
+ * sequence asked for, and its verdict would be about a weaker one.
  */
 static int
 ace_run(struct workload *w, unsigned int len, uint64_t index)
@@ -953,6 +971,12 @@ ace_run(struct workload *w, unsigned int len, uint64_t index)
 		if (wk.seq[i].kind != K_NONE)
 			printf("%u %s %s\n", i, text,
 			       ret > 0 ? "skipped" : ret ? strerror(-ret) : "ok");
+		if (ret < 0) {
+			fprintf(stderr, "fl-workload: seq-%u #%" PRIu64 ": step %u '%s' failed: %s\n",
+				len, index, i, text, strerror(-ret));
+			free(w->buf);
+			return 3;
+		}
 	}
 	free(w->buf);
 	return 0;
@@ -1302,7 +1326,7 @@ ace_main(const char *spec, const char *index, bool list, const char *shard,
 		return fprintf(stderr, "fl-workload: --ace takes seq-1, seq-2 or seq-3, not '%s'\n",
 			       spec ? spec : "(nothing)"), 2;
 	if (other_opts)
-		return fprintf(stderr, "fl-workload: --ace goes with neither --seed, --ops, --procs nor --verify\n"), 2;
+		return fprintf(stderr, "fl-workload: --ace takes none of --seed, --ops, --procs, --verbose, --verify, --last-mark, --until-mark\n"), 2;
 	if (list == !!index || (list ? nargs != 0 || oracle || w->mark_cmd : nargs != 1) ||
 	    (shard && !list))
 		return fprintf(stderr, "fl-workload: --ace takes --list [--shard K/N], or --index I and DIR\n"), 2;
@@ -1385,7 +1409,8 @@ main(int argc, char **argv)
 		}
 	}
 	if (ace || index || list || shard)
-		return ace_main(ace, index, list, shard, random_opts || verify_file,
+		return ace_main(ace, index, list, shard,
+				random_opts || verify_file || last || until || w.verbose,
 				&w, oracle, argc - optind, argv + optind);
 	if (optind != argc - 1)
 		usage(2);
