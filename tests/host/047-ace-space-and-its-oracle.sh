@@ -88,7 +88,8 @@ echo "a lost sequence is caught in $caught of $n; not in $expected: ${missed[*]}
 
 # crashtest refuses what --ace does not go with, before any guest
 for args in "--ace seq-4" "--ace seq-1 --shard 3/3" "--ace seq-1 --ops 5" \
-	    "--ace seq-1 --check true" "--shard 0/2" "--ace seq-1 --fs raw"; do
+	    "--ace seq-1 --check true" "--shard 0/2" "--ace seq-1 --fs raw" \
+	    "--ace seq-1 --out /dev/shm/flushlog-047-$$"; do
 	# shellcheck disable=SC2086 # the options are words
 	_expect_exit 2 "$FLUSHLOG_TOP/scripts/crashtest" $args
 done
