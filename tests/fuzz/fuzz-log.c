@@ -23,7 +23,7 @@ static void
 check_logged_order(const struct fl_log *log)
 {
 	const struct fl_log_info *info = fl_log_info(log);
-	const struct fl_entry *e = fl_log_entries(log);
+	const struct fl_entry *e = log->entries;
 	uint64_t n = info->nr_entries, *offset_of;
 	bool reordered = info->format == FL_FORMAT_FLUSHLOG &&
 			 info->version != FLUSHLOG_VERSION_DURABILITY_ORDER;
@@ -44,10 +44,13 @@ static void
 check_entries(const struct fl_log *log)
 {
 	const struct fl_log_info *info = fl_log_info(log);
-	const struct fl_entry *e = fl_log_entries(log);
+	const struct fl_entry *e = log->entries;
 	uint64_t marks = 0;
 
 	FUZZ_ASSERT(info->used_bytes <= info->log_bytes);
+	FUZZ_ASSERT(!fl_log_entry(log, info->nr_entries));
+	FUZZ_ASSERT(!info->nr_entries ||
+		    fl_log_entry(log, info->nr_entries - 1) == &e[info->nr_entries - 1]);
 	check_logged_order(log);
 	for (uint64_t i = 0; i < info->nr_entries; i++) {
 		const char *label = fl_log_label(log, i);
@@ -70,19 +73,23 @@ check_entries(const struct fl_log *log)
 			FUZZ_ASSERT(e[i].sector + e[i].nr_sectors >= e[i].sector &&
 				    e[i].sector + e[i].nr_sectors <= info->data_sectors);
 	}
-	FUZZ_ASSERT(marks == info->counts.marks);
+	FUZZ_ASSERT(marks == log->counts.marks);
 }
 
 static void
 check_points(const struct fl_log *log)
 {
 	const struct fl_log_info *info = fl_log_info(log);
+	struct fl_points *list;
 	struct fl_point *points;
 	struct fl_error err;
 	size_t n;
 
-	FUZZ_ASSERT(fl_log_points(log, &points, &n, &err) == 0);
-	FUZZ_ASSERT(n == info->counts.crash_points + 2);
+	FUZZ_ASSERT(fl_log_points(log, &list, &err) == 0);
+	points = list->v;
+	n = fl_points_count(list);
+	FUZZ_ASSERT(!fl_points_get(list, n) && fl_points_get(list, 0) == points);
+	FUZZ_ASSERT(n == log->counts.crash_points + 2);
 	FUZZ_ASSERT(points[0].kind == FL_POINT_START && !points[0].nr_applied);
 	FUZZ_ASSERT(points[n - 1].kind == FL_POINT_END);
 	FUZZ_ASSERT(points[n - 1].nr_applied == info->nr_entries);
@@ -91,7 +98,7 @@ check_points(const struct fl_log *log)
 		FUZZ_ASSERT(points[i].nr_applied >= points[i - 1].nr_applied);
 		FUZZ_ASSERT(strcmp(fl_point_kind_name(points[i].kind), "unknown"));
 	}
-	free(points);
+	fl_points_free(list);
 }
 
 /* Open the file with flags; the entry count, or -1 if it was refused. */

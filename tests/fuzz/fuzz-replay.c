@@ -26,7 +26,7 @@ static const struct fl_state_opts option_sets[] = {
 	{ .models = FL_STATES_PREFIX | FL_STATES_EPOCH | FL_STATES_DISCARD,
 	  .max_reorder = 1, .max_torn = 1, .max_states = 32 },
 	{ .models = FL_STATES_DISCARD, .max_reorder = 1, .max_torn = 1,
-	  .max_states = 32, .zero_base = true },
+	  .max_states = 32, .flags = FL_STATE_OPT_ZERO_BASE },
 };
 
 /* Two states are the same state (the point they are legal at aside). */
@@ -90,29 +90,36 @@ check_name(const struct fl_log *log, const struct fl_state *s)
 {
 	char name[FL_STATE_NAME_MAX];
 	struct fl_error err = { 0 };
-	struct fl_state t;
+	struct fl_state *t;
 
 	FUZZ_ASSERT(fl_state_name(s, name, sizeof(name)) == 0);
 	if (fl_state_parse(log, name, &t, &err)) {
 		fprintf(stderr, "planned state '%s' refused: %s\n", name, err.msg);
 		FUZZ_ASSERT(!"a planned state parses");
 	}
-	FUZZ_ASSERT(same_state(&t, s));
+	FUZZ_ASSERT(same_state(t, s));
+	fl_state_free(t);
 }
 
 static void
-enumerate(struct fl_log *log, const struct fl_point *points, size_t n,
+enumerate(struct fl_log *log, const struct fl_points *points_list,
 	  const struct fl_state_opts *o)
 {
 	struct fl_error err = { 0 };
+	struct fl_states *list;
 	struct fl_state *states;
 	uint64_t candidates;
 	size_t nr;
 
-	if (fl_log_states(log, points, n, o, &states, &nr, &candidates, &err)) {
+	if (fl_log_states(log, points_list, o, sizeof(*o), &list, &candidates,
+			  &err)) {
 		FUZZ_ASSERT(err.msg[0]);
 		return;
 	}
+	states = list->v;
+	nr = fl_states_count(list);
+	FUZZ_ASSERT(!nr || fl_states_get(list, nr - 1) == &states[nr - 1]);
+	FUZZ_ASSERT(!fl_states_get(list, nr));
 	FUZZ_ASSERT(nr <= o->max_states && nr <= candidates);
 	for (size_t i = 0; i < nr; i++) {
 		FUZZ_ASSERT(!i || states[i].base >= states[i - 1].base);
@@ -120,14 +127,14 @@ enumerate(struct fl_log *log, const struct fl_point *points, size_t n,
 	}
 	for (size_t i = 0; image_fits(log) && i < nr && i < STATES_REPLAYED; i++)
 		replay_state(log, &states[i * nr / STATES_REPLAYED]);
-	free(states);
+	fl_states_free(list);
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fl_error err = { 0 };
-	struct fl_point *points;
+	struct fl_points *list;
 	unsigned char *buf;
 	struct fl_log *log;
 	size_t n;
@@ -146,12 +153,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(buf);
 	if (fl_log_open(file.path, 0, &log, &err))
 		return 0;
-	FUZZ_ASSERT(fl_log_points(log, &points, &n, &err) == 0);
+	FUZZ_ASSERT(fl_log_points(log, &list, &err) == 0);
+	n = fl_points_count(list);
 	if (image_fits(log))
-		replay_points(log, points, n);
+		replay_points(log, list->v, n);
 	for (size_t i = 0; i < sizeof(option_sets) / sizeof(option_sets[0]); i++)
-		enumerate(log, points, n, &option_sets[i]);
-	free(points);
+		enumerate(log, list, &option_sets[i]);
+	fl_points_free(list);
 	fl_log_close(log);
 	return 0;
 }

@@ -79,7 +79,7 @@ check_point(struct fl_log *log, const char *spec)
 static void
 check_state_fields(const struct fl_log *log, const struct fl_state *s)
 {
-	const struct fl_entry *e = fl_log_entries(log);
+	const struct fl_entry *e = log->entries;
 	uint64_t n = fl_log_info(log)->nr_entries;
 
 	FUZZ_ASSERT(s->base <= n);
@@ -103,26 +103,30 @@ check_state(struct fl_log *log, const char *name)
 	const struct fl_log_info *info = fl_log_info(log);
 	char again[FL_STATE_NAME_MAX];
 	struct fl_error err = { 0 };
-	struct fl_state s, t;
+	struct fl_state *s, *t;
 
 	if (fl_state_parse(log, name, &s, &err)) {
 		FUZZ_ASSERT(err.source == FL_ERR_ARG && err.msg[0]);
 		return;
 	}
-	check_state_fields(log, &s);
+	check_state_fields(log, s);
 	/* its name parses back to the same state */
-	FUZZ_ASSERT(fl_state_name(&s, again, sizeof(again)) == 0);
+	FUZZ_ASSERT(fl_state_name(s, again, sizeof(again)) == 0);
 	FUZZ_ASSERT(fl_state_parse(log, again, &t, &err) == 0);
-	FUZZ_ASSERT(t.base == s.base && t.nr_extra == s.nr_extra &&
-		    t.torn == s.torn);
-	FUZZ_ASSERT(!memcmp(t.extra, s.extra, s.nr_extra * sizeof(s.extra[0])));
-	FUZZ_ASSERT(s.torn == FL_NO_ENTRY || (t.torn_first == s.torn_first &&
-					      t.torn_count == s.torn_count));
-	FUZZ_ASSERT(t.keep_discards == s.keep_discards);
+	FUZZ_ASSERT(t->base == s->base && t->nr_extra == s->nr_extra &&
+		    t->torn == s->torn);
+	FUZZ_ASSERT(!memcmp(t->extra, s->extra, s->nr_extra * sizeof(s->extra[0])));
+	FUZZ_ASSERT(s->torn == FL_NO_ENTRY || (t->torn_first == s->torn_first &&
+					       t->torn_count == s->torn_count));
+	FUZZ_ASSERT(t->keep_discards == s->keep_discards);
+	FUZZ_ASSERT(fl_state_base(s) == s->base &&
+		    fl_state_keeps_discards(s) == s->keep_discards);
+	fl_state_free(t);
 	/* and applies onto an image of the device: the logs are small */
 	fuzz_file_zero(&image, info->data_sectors << FLUSHLOG_SECTOR_SHIFT);
-	if (fl_state_apply(log, image.fd, &s, &err))
+	if (fl_state_apply(log, image.fd, s, &err))
 		FUZZ_ASSERT(err.msg[0] && err.source != FL_ERR_OUTPUT);
+	fl_state_free(s);
 }
 
 int

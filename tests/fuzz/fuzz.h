@@ -16,6 +16,7 @@
 
 #include "checksum.h"
 #include "flushlog.h"
+#include "internal.h"	/* a fuzzer checks the index inside */
 
 /* A broken invariant is a finding: abort, and libFuzzer saves the input. */
 #define FUZZ_ASSERT(cond)						\

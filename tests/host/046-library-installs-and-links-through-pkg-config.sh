@@ -61,15 +61,83 @@ cat >"$TEST_TMP/reader.c" <<'EOF'
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <flushlog.h>
+
+/*
+ * The ABI's rules for growing (flushlog.h): what a program built against
+ * an older or a newer flushlog.h meets.  Prints what it counted.
+ */
+static int growth(struct fl_log *log)
+{
+	struct { struct fl_state_opts o; uint64_t later; } newer = {
+		.o = { .models = FL_STATES_EPOCH | FL_STATES_TORN },
+	};
+	/* a size no flushlog.h ever had, say sizeof of a pointer */
+	size_t too_small = offsetof(struct fl_state_opts, models);
+	struct fl_states *states, *states_zero_tail;
+	struct fl_points *points, *flushes;
+	struct fl_error err = { 0 };
+	const struct fl_entry *e;
+	uint64_t n, candidates;
+	char path[1024];
+	int ret;
+
+	for (n = 0; (e = fl_log_entry(log, n)); n++)
+		if (e->seq >= fl_log_info(log)->nr_entries)
+			return 3;
+	if (fl_log_points(log, &points, &err) ||
+	    fl_points_select(points, FL_POINT_BIT(FL_POINT_FLUSH), 0, UINT64_MAX,
+			     &flushes, &err) ||
+	    fl_log_states(log, points, &newer.o, sizeof(newer.o), &states,
+			  &candidates, &err) ||
+	    fl_log_states(log, points, &newer.o, sizeof(newer),
+			  &states_zero_tail, &candidates, &err)) {
+		fprintf(stderr, "reader: %s\n", err.msg);
+		return 4;
+	}
+	printf("entries %" PRIu64 " points %zu flushes %zu states %zu %zu\n", n,
+	       fl_points_count(points), fl_points_count(flushes),
+	       fl_states_count(states), fl_states_count(states_zero_tail));
+	if (fl_points_get(points, fl_points_count(points)) ||
+	    fl_states_get(states, fl_states_count(states)))
+		return 5;
+	/* a newer program's field, or flag, this library does not know: refused */
+	newer.later = 1;
+	ret = fl_log_states(log, points, &newer.o, sizeof(newer), &states,
+			    &candidates, &err);
+	if (ret != -E2BIG || err.source != FL_ERR_ARG || candidates)
+		return 6;
+	printf("unknown options: %s\n", err.msg);
+	newer.later = 0;
+	newer.o.flags = 1U << 31;
+	if (fl_log_states(log, points, &newer.o, sizeof(newer), &states,
+			  &candidates, &err) != -E2BIG)
+		return 6;
+	if (fl_log_states(log, points, &newer.o, too_small, &states,
+			  &candidates, &err) != -EINVAL)
+		return 6;
+	fl_states_free(states_zero_tail);
+	fl_points_free(flushes);
+	fl_points_free(points);
+	/* a message longer than msg: cut at a character, ending in "..." */
+	strcpy(path, "/nonexistent/");
+	for (int i = 0; i < 300; i++)
+		strcat(path, "\xc3\xa9");
+	if (fl_log_open(path, 0, &log, &err) >= 0)
+		return 7;
+	printf("%s\n", err.msg);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
 	struct fl_error err = { 0 };
 	struct fl_log *log, *log_fd;
-	int fd;
+	int fd, ret;
 
 	if (argc != 2 || fl_log_open(argv[1], 0, &log, &err)) {
 		fprintf(stderr, "reader: %s\n", err.msg);
@@ -83,6 +151,9 @@ int main(int argc, char **argv)
 	close(fd);	/* the library holds its own */
 	printf("%s %d %" PRIu64 " %" PRIu64 "\n", fl_version(), FL_LIB_VERSION,
 	       fl_log_info(log)->nr_entries, fl_log_info(log_fd)->nr_entries);
+	ret = growth(log);
+	if (ret)
+		return ret;
 	fl_log_close(log);
 	fl_log_close(log_fd);
 	if (fl_log_open("/nonexistent", 0, &log, &err) != -ENOENT ||
@@ -105,9 +176,30 @@ got=$(LD_LIBRARY_PATH=$root/usr/lib "$TEST_TMP/reader" "$TEST_TMP/log") ||
 	_fail "the program failed (exit $?): $got"
 version=$(sed -n 's/^#define FL_LIB_VERSION_\(MAJOR\|MINOR\|PATCH\)[[:space:]]*\([0-9]*\).*/\2/p' \
 	"$root/usr/include/flushlog.h" | paste -sd.)
-[ "$got" = "$version $(echo "$version" | awk -F. '{ print $1 * 10000 + $2 * 100 + $3 }') 4 4" ] ||
-	_fail "the program printed '$got', expected version $version and 4 entries twice"
-echo "a pkg-config build links libflushlog.so.1 and reads the log by path and by fd: $got"
+first=$(sed -n 1p <<<"$got")
+[ "$first" = "$version $(echo "$version" | awk -F. '{ print $1 * 10000 + $2 * 100 + $3 }') 4 4" ] ||
+	_fail "the program printed '$first', expected version $version and 4 entries twice"
+echo "a pkg-config build links libflushlog.so.1 and reads the log by path and by fd: $first"
+
+# growing the ABI: the counts the CLI gives for the same log and options
+nr_points=$("$FLUSHLOG" points "$TEST_TMP/log" | tail -n +2 | wc -l)
+nr_flushes=$("$FLUSHLOG" points "$TEST_TMP/log" | awk '$2 == "flush"' | wc -l)
+nr_states=$("$FLUSHLOG" check --states epoch,torn -K 1 --max-torn 1 -j 1 "$TEST_TMP/log" -- true 2>&1 |
+	sed -n 's/^\([0-9]*\) states at .*/\1/p')
+expected="entries 4 points $nr_points flushes $nr_flushes states $nr_states $nr_states"
+[ "$(sed -n 2p <<<"$got")" = "$expected" ] ||
+	_fail "through the API: '$(sed -n 2p <<<"$got")', expected '$expected'"
+sed -n 3p <<<"$got" | grep -q "does not know" ||
+	_fail "options with an unknown field set were not refused as such: $(sed -n 3p <<<"$got")"
+long=$(sed -n 4p <<<"$got")
+if [ "${#long}" -lt 200 ] || [[ $long != *... ]]; then
+	_fail "a long message is not cut with '...': '$long'"
+fi
+printf '%s' "$long" | iconv -f UTF-8 -t UTF-8 >/dev/null 2>&1 ||
+	_fail "a long message was cut inside a UTF-8 character: $(printf '%s' "$long" | tail -c 8 | od -An -tx1)"
+echo "grows without breaking: entries one at a time, lists by index, options with"
+echo "  their size (a newer program's unknown field or flag refused, a size below the"
+echo "  first refused), a long message cut at a character: $(sed -n 2p <<<"$got")"
 
 # Python through ctypes, as a test harness would
 if command -v python3 >/dev/null; then

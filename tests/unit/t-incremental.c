@@ -51,7 +51,7 @@ main(int argc, char **argv)
 {
 	struct fl_error err = { 0 };
 	struct fl_replay *inc, *scratch;
-	struct fl_point *points;
+	struct fl_points *points;
 	char path_a[4096], path_b[4096];
 	struct fl_log *log;
 	uint64_t size;
@@ -63,7 +63,8 @@ main(int argc, char **argv)
 		return 2;
 	}
 	must(fl_log_open(argv[1], 0, &log, &err), &err, argv[1]);
-	must(fl_log_points(log, &points, &nr, &err), &err, "points");
+	must(fl_log_points(log, &points, &err), &err, "points");
+	nr = fl_points_count(points);
 	size = fl_log_info(log)->data_sectors << FLUSHLOG_SECTOR_SHIFT;
 	snprintf(path_a, sizeof(path_a), "%s.inc", argv[2]);
 	snprintf(path_b, sizeof(path_b), "%s.scratch", argv[2]);
@@ -72,23 +73,23 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < nr; i++) {
 		int64_t diff;
 
-		must(fl_replay_to(inc, points[i].nr_applied, &err), &err,
+		must(fl_replay_to(inc, fl_points_get(points, i)->nr_applied, &err), &err,
 		     "incremental replay");
-		if (fl_replay_position(inc) != points[i].nr_applied) {
+		if (fl_replay_position(inc) != fl_points_get(points, i)->nr_applied) {
 			fprintf(stderr, "point %zu: position %" PRIu64 ", expected %" PRIu64 "\n",
-				i + 1, fl_replay_position(inc), points[i].nr_applied);
+				i + 1, fl_replay_position(inc), fl_points_get(points, i)->nr_applied);
 			return 1;
 		}
 		b = fresh_image(path_b, size);
 		must(fl_replay_open(log, b, &scratch, &err), &err, "replay open");
-		must(fl_replay_to(scratch, points[i].nr_applied, &err), &err,
+		must(fl_replay_to(scratch, fl_points_get(points, i)->nr_applied, &err), &err,
 		     "scratch replay");
 		fl_replay_close(scratch);
 		diff = compare(a, b, size);
 		close(b);
 		if (diff >= 0) {
 			fprintf(stderr, "point %zu (%" PRIu64 " entries): incremental and scratch differ at sector %" PRId64 "\n",
-				i + 1, points[i].nr_applied, diff);
+				i + 1, fl_points_get(points, i)->nr_applied, diff);
 			return 1;
 		}
 	}
@@ -100,7 +101,7 @@ main(int argc, char **argv)
 	printf("%zu points: incremental equals scratch\n", nr);
 	fl_replay_close(inc);
 	close(a);
-	free(points);
+	fl_points_free(points);
 	fl_log_close(log);
 	return 0;
 }

@@ -40,9 +40,9 @@ expect_log_error(const char *what, int ret, const struct fl_error *err,
 int
 main(int argc, char **argv)
 {
-	struct fl_state state = { .torn = FL_NO_ENTRY, .nr_extra = 1 };
-	const struct fl_entry *entries;
 	struct fl_error err = { 0 };
+	struct fl_state *state;
+	char name[32];
 	const struct fl_log_info *info;
 	struct fl_replay *r;
 	char path[4096];
@@ -59,17 +59,22 @@ main(int argc, char **argv)
 		return 1;
 	}
 	info = fl_log_info(log);
-	entries = fl_log_entries(log);
 	size = info->data_sectors << FLUSHLOG_SECTOR_SHIFT;
 	/* the first write with data in the second half of the log */
 	for (seq = info->nr_entries / 2; seq < info->nr_entries; seq++)
-		if (entries[seq].data_len)
+		if (fl_log_entry(log, seq)->data_len)
 			break;
 	if (seq == info->nr_entries) {
 		fprintf(stderr, "%s: no write in its second half\n", argv[1]);
 		return 1;
 	}
-	cut = entries[seq].offset + info->log_block_size + 512;
+	/* the state of no entry but that write, named before the cut */
+	snprintf(name, sizeof(name), "0+%" PRIu64, seq);
+	if (fl_state_parse(log, name, &state, &err)) {
+		fprintf(stderr, "state %s: %s\n", name, err.msg);
+		return 1;
+	}
+	cut = fl_log_entry(log, seq)->offset + info->log_block_size + 512;
 	if (truncate(argv[1], (off_t)cut)) {
 		perror(argv[1]);
 		return 1;
@@ -96,9 +101,9 @@ main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/state.img", argv[2]);
 	fd = fresh_image(path, size);
 	memset(&err, 0, sizeof(err));
-	state.extra[0] = seq;
-	ret = fl_state_apply(log, fd, &state, &err);
+	ret = fl_state_apply(log, fd, state, &err);
 	expect_log_error("state apply", ret, &err, seq, cut - 512);
+	fl_state_free(state);
 	close(fd);
 	fl_log_close(log);
 	return 0;

@@ -44,19 +44,6 @@ write_env(void *ctx, const char *name, const char *value)
 	fputc('\n', f);
 }
 
-/* The last entry a state applies, whole or in part; -1 for none. */
-static int64_t
-last_entry(const struct fl_state *st)
-{
-	int64_t last = (int64_t)st->base - 1;
-
-	if (st->nr_extra && (int64_t)st->extra[st->nr_extra - 1] > last)
-		last = (int64_t)st->extra[st->nr_extra - 1];
-	if (st->torn != FL_NO_ENTRY && (int64_t)st->torn > last)
-		last = (int64_t)st->torn;
-	return last;
-}
-
 /*
  * The argv of this flushlog building a state's image, the same words
  * save_failure() runs and the reproducer holds.
@@ -208,11 +195,11 @@ save_failure(const struct check_run *run, const struct state_result *s,
 	}
 	/* the last passing prefix state checked before this one */
 	for (const struct state_result *t = run->states; t < s; t++)
-		if (state_passed(t) && t->st.base <= s->st.base &&
+		if (state_passed(t) && fl_state_base(t->st) <= fl_state_base(s->st) &&
 		    is_prefix(t))
 			good = t;
-	snprintf(from, sizeof(from), "%" PRIu64, good ? good->st.base : 0);
-	snprintf(to, sizeof(to), "%" PRId64, last_entry(&s->st));
+	snprintf(from, sizeof(from), "%" PRIu64, good ? fl_state_base(good->st) : 0);
+	snprintf(to, sizeof(to), "%" PRId64, fl_state_last_entry(s->st));
 	snprintf(path, sizeof(path), "%s/reproduce.sh", dir);
 	f = fopen(path, "w");
 	if (!f) {

@@ -80,7 +80,7 @@ state_env(const struct check_run *run, const struct state_result *s,
 	set(ctx, "FLUSHLOG_MARK", p->kind == FL_POINT_MARK ?
 	    fl_log_label(run->log, p->nr_applied - 1) : NULL);
 	set(ctx, "FLUSHLOG_LAST_MARK", fl_log_last_mark(run->log, p->nr_applied));
-	set(ctx, "FLUSHLOG_AFTER_MARK", fl_state_after_mark(run->log, &s->st, p));
+	set(ctx, "FLUSHLOG_AFTER_MARK", fl_state_after_mark(run->log, s->st, p->nr_applied));
 }
 
 static void
@@ -637,7 +637,7 @@ start_one(struct check_run *run, struct fl_error *err)
 	run->next++;
 	ret = name_files(run, s, err);
 	if (!ret)
-		ret = fl_state_image_enter(slot->image, &s->st, err);
+		ret = fl_state_image_enter(slot->image, s->st, err);
 	if (ret)
 		return ret;
 	slot->state = s;
@@ -674,15 +674,17 @@ resolve_option(struct check_run *run, const char *opt, const char *spec,
 }
 
 /*
- * The points of the wanted kinds, from --from on (fl_points_select), up to
- * the position --to names.
+ * The points of the wanted kinds, from --from on, up to the position --to
+ * names: run->points.
  */
 static int
-choose_points(struct check_run *run, const struct fl_point *all, size_t nr,
-	      struct fl_point *chosen, size_t *nr_chosen)
+choose_points(struct check_run *run)
 {
 	const struct check_args *a = run->args;
 	uint64_t first = 0, last = UINT64_MAX;
+	struct fl_points *all = NULL;
+	struct fl_error err = { 0 };
+	int ret;
 
 	if (resolve_option(run, "--from", a->from, &first) ||
 	    resolve_option(run, "--to", a->to, &last))
@@ -691,27 +693,31 @@ choose_points(struct check_run *run, const struct fl_point *all, size_t nr,
 		fprintf(stderr, "flushlog check: --to names a point before --from's\n");
 		return -EINVAL;
 	}
-	fl_points_select(all, nr, a->kinds, first, chosen, nr_chosen);
-	while (*nr_chosen && chosen[*nr_chosen - 1].nr_applied > last)
-		(*nr_chosen)--;
-	return 0;
+	ret = fl_log_points(run->log, &all, &err);
+	if (!ret)
+		ret = fl_points_select(all, a->kinds, first, last, &run->points,
+				       &err);
+	fl_points_free(all);
+	if (ret)
+		fprintf(stderr, "flushlog check: %s\n", err.msg);
+	return ret == -ENOMEM ? ret : ret ? -EINVAL : 0;
 }
 
 /* The chosen point numbered number: they are in ascending order. */
 static const struct fl_point *
-point_numbered(const struct fl_point *points, size_t nr, uint64_t number)
+point_numbered(const struct fl_points *points, uint64_t number)
 {
-	size_t lo = 0, hi = nr;
+	size_t lo = 0, hi = fl_points_count(points);
 
 	while (lo + 1 < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (points[mid].number <= number)
+		if (fl_points_get(points, mid)->number <= number)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	return &points[lo];
+	return fl_points_get(points, lo);
 }
 
 static uint64_t
@@ -735,12 +741,12 @@ fnv1a(uint64_t h, const void *data, size_t len)
 static uint64_t
 log_digest(const struct fl_log *log)
 {
-	const struct fl_entry *e = fl_log_entries(log);
 	uint64_t h = 1469598103934665603ULL;
+	const struct fl_entry *e;
 
-	for (uint64_t i = 0; i < fl_log_info(log)->nr_entries; i++) {
-		uint64_t f[5] = { e[i].sector, e[i].nr_sectors, e[i].op,
-				  e[i].flags, e[i].data_crc };
+	for (uint64_t i = 0; (e = fl_log_entry(log, i)); i++) {
+		uint64_t f[5] = { e->sector, e->nr_sectors, e->op, e->flags,
+				  e->data_crc };
 
 		h = fnv1a(h, f, sizeof(f));
 	}
@@ -755,11 +761,9 @@ plan_add_state(uint64_t plan, const char *name)
 
 struct states_call {
 	const struct fl_log *log;
-	const struct fl_point *points;
-	size_t nr_points;
+	const struct fl_points *points;
 	const struct fl_state_opts *opts;
-	struct fl_state **states;
-	size_t *nr_states;
+	struct fl_states **states;
 	uint64_t *candidates;
 	struct fl_error *err;
 };
@@ -770,8 +774,8 @@ call_states(void *arg)
 {
 	struct states_call *c = arg;
 
-	return fl_log_states(c->log, c->points, c->nr_points, c->opts,
-			     c->states, c->nr_states, c->candidates, c->err);
+	return fl_log_states(c->log, c->points, c->opts, sizeof(*c->opts),
+			     c->states, c->candidates, c->err);
 }
 
 /*
@@ -780,26 +784,19 @@ call_states(void *arg)
  * share of them.
  */
 int
-choose_states(struct check_run *run, struct fl_point **points)
+choose_states(struct check_run *run)
 {
 	const struct check_args *a = run->args;
-	struct fl_point *chosen = NULL;
-	struct fl_state *states = NULL;
 	struct fl_error err = { 0 };
-	size_t nr, nr_chosen, nr_states, k = 0;
+	size_t nr_states, k = 0;
 	uint64_t candidates;
 	int ret;
 
-	if (fl_log_points(run->log, points, &nr, &err))
-		return -ENOMEM;
-	chosen = calloc(nr + 1, sizeof(*chosen));
-	if (!chosen)
-		return -ENOMEM;
-	ret = choose_points(run, *points, nr, chosen, &nr_chosen);
+	ret = choose_points(run);
 	if (!ret) {
 		struct states_call call = {
-			run->log, chosen, nr_chosen, &a->states, &states,
-			&nr_states, &candidates, &err,
+			run->log, run->points, &a->states, &run->plan_states,
+			&candidates, &err,
 		};
 
 		ret = progress_while(&run->progress, "planning the states", 0,
@@ -809,44 +806,40 @@ choose_states(struct check_run *run, struct fl_point **points)
 				err.msg, FL_STATES_LIMIT);
 		else if (ret)
 			fprintf(stderr, "flushlog check: %s\n", err.msg);
-		if (ret)
+		if (ret && ret != -ENOMEM)
 			ret = -EINVAL;
 	}
-	/* the states name their points among the chosen ones */
-	free(*points);
-	*points = chosen;
 	if (ret)
 		return ret;
+	nr_states = fl_states_count(run->plan_states);
 	run->states = calloc(nr_states ? nr_states : 1, sizeof(*run->states));
-	if (!run->states) {
-		free(states);
+	if (!run->states)
 		return -ENOMEM;
-	}
 	check_note(a, "%zu states at %zu crash points (%" PRIu64 " candidates%s)",
-		   nr_states, nr_chosen, candidates,
+		   nr_states, fl_points_count(run->points), candidates,
 		   a->states.max_states && candidates > a->states.max_states ?
 		   ", sampled" : "");
 	run->log_digest = log_digest(run->log);
 	run->plan = run->plan_all = run->log_digest;
 	run->planned = nr_states;
 	for (size_t i = 0; i < nr_states; i++) {
+		const struct fl_state *st = fl_states_get(run->plan_states, i);
 		char name[FL_STATE_NAME_MAX];
 		struct state_result *s;
 
-		fl_state_name(&states[i], name, sizeof(name));
+		fl_state_name(st, name, sizeof(name));
 		run->plan_all = plan_add_state(run->plan_all, name);
 		if (k++ % a->shard_n != a->shard_k)
 			continue;
 		s = &run->states[run->nr_states++];
-		s->st = states[i];
-		s->point = point_numbered(*points, nr_chosen, states[i].point);
+		s->st = st;
+		s->point = point_numbered(run->points, fl_state_point(st));
 		s->exit_code = -1;
 		memcpy(s->name, name, sizeof(name));
 		cli_point_spec(run->log, s->point, s->spec, sizeof(s->spec));
 		s->index = i;
 		run->plan = plan_add_state(run->plan, s->name);
 	}
-	free(states);
 	return 0;
 }
 

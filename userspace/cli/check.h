@@ -46,7 +46,7 @@ struct check_args {
 /* One planned state and, once checked or carried over, its result. */
 struct state_result {
 	const struct fl_point *point;	/* the earliest it is legal at */
-	struct fl_state st;
+	const struct fl_state *st;	/* of check_run.plan */
 	char name[FL_STATE_NAME_MAX];
 	char spec[96];
 	pid_t pid;		/* running checker, or 0 */
@@ -82,7 +82,7 @@ state_failed(const struct state_result *s)
 static inline bool
 is_prefix(const struct state_result *s)
 {
-	return fl_state_is_prefix(&s->st, s->point);
+	return fl_state_is_prefix(s->st, s->point->nr_applied);
 }
 
 static inline bool
@@ -95,7 +95,9 @@ state_passed(const struct state_result *s)
 struct check_run {
 	const struct check_args *args;
 	struct fl_log *log;
-	struct state_result *states;
+	struct fl_points *points;	/* the chosen crash points */
+	struct fl_states *plan_states;	/* every shard's, in plan order */
+	struct state_result *states;	/* this shard's */
 	size_t nr_states, next, done, failed, running;
 	bool stop;		/* a failure without --keep-going */
 	struct progress progress;
@@ -132,8 +134,8 @@ void catch_signals(struct check_run *run);
 void restore_signals(void);
 /* Remove the work folder, then give the signals back. */
 void release_signals(struct check_run *run);
-/* Plan the states to check into run->states; *points is what they point at. */
-int choose_states(struct check_run *run, struct fl_point **points);
+/* Plan the states to check into run->states (with their points). */
+int choose_states(struct check_run *run);
 /* Run the checker on every planned state that has no result yet. */
 int run_states(struct check_run *run, struct fl_error *err);
 /* A plan (or a log digest) with one more planned state, by its name. */

@@ -219,7 +219,8 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 	if (a->base)
 		a->base = absolute(a->base, a->abs_base);
 	/* discarding zeroes keeps nothing: no discard state to check there */
-	a->states.zero_base = !a->base;
+	if (!a->base)
+		a->states.flags |= FL_STATE_OPT_ZERO_BASE;
 	if (strchr(a->cmd[0], '/'))
 		a->cmd[0] = (char *)absolute(a->cmd[0], a->abs_cmd);
 }
@@ -232,6 +233,8 @@ free_states(struct check_run *run)
 		free(run->states[i].output);
 	}
 	free(run->states);
+	fl_states_free(run->plan_states);
+	fl_points_free(run->points);
 }
 
 static int
@@ -239,7 +242,6 @@ run_check(const struct cli_command *cmd, int argc, char **argv)
 {
 	struct check_run run = { .work_fd = -1 };
 	struct fl_error err = { 0 };
-	struct fl_point *points = NULL;
 	struct check_args a;
 	char self[PATH_MAX];
 	ssize_t n;
@@ -260,13 +262,12 @@ run_check(const struct cli_command *cmd, int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	catch_signals(&run);
-	ret = choose_states(&run, &points);
+	ret = choose_states(&run);
 	if (!ret && a.resume)
 		ret = load_resume(&run);
 	if (ret) {
 		release_signals(&run);
 		free_states(&run);
-		free(points);
 		fl_log_close(run.log);
 		return ret == -EINVAL ? EXIT_USAGE : EXIT_FAILED;
 	}
@@ -295,7 +296,6 @@ run_check(const struct cli_command *cmd, int argc, char **argv)
 	}
 	release_signals(&run);
 	free_states(&run);
-	free(points);
 	fl_log_close(run.log);
 	return ret;
 }

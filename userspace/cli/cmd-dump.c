@@ -18,7 +18,7 @@ static const struct cli_option dump_options[] = {
 static void
 print_entry_text(const struct fl_log *log, uint64_t seq)
 {
-	const struct fl_entry *e = &fl_log_entries(log)[seq];
+	const struct fl_entry *e = fl_log_entry(log, seq);
 	char letters[8];
 
 	rwbs(e, letters);
@@ -47,7 +47,7 @@ add_bool(struct json_object *o, const char *key, bool value)
 static int
 print_entry_json(const struct fl_log *log, uint64_t seq)
 {
-	const struct fl_entry *e = &fl_log_entries(log)[seq];
+	const struct fl_entry *e = fl_log_entry(log, seq);
 	struct json_object *o = json_object_new_object();
 	char letters[8];
 	int ret;

@@ -52,9 +52,10 @@ data_checksum_name(const struct fl_log_info *info)
 }
 
 static void
-print_text(const char *path, const struct fl_log_info *info)
+print_text(const char *path, const struct fl_log *log)
 {
-	const struct fl_counts *c = &info->counts;
+	const struct fl_log_info *info = fl_log_info(log);
+	const struct fl_counts *c = fl_log_counts(log);
 	char uuid[37];
 
 	printf("log:              ");
@@ -136,9 +137,10 @@ add_torn(struct json_object *o, const struct fl_log_info *info)
 
 /* -1 if out of memory */
 static int
-print_json(const char *path, const struct fl_log_info *info)
+print_json(const char *path, const struct fl_log *log)
 {
-	const struct fl_counts *c = &info->counts;
+	const struct fl_log_info *info = fl_log_info(log);
+	const struct fl_counts *c = fl_log_counts(log);
 	struct json_object *o = json_object_new_object();
 	char uuid[37];
 	int ret;
@@ -208,9 +210,9 @@ run_info(const struct cli_command *cmd, int argc, char **argv)
 		return ret;
 	ret = 0;
 	if (json)
-		ret = print_json(argv[cli_operand_index()], fl_log_info(log));
+		ret = print_json(argv[cli_operand_index()], log);
 	else
-		print_text(argv[cli_operand_index()], fl_log_info(log));
+		print_text(argv[cli_operand_index()], log);
 	fl_log_close(log);
 	if (ret)
 		fprintf(stderr, "flushlog info: out of memory\n");

@@ -163,7 +163,6 @@ draw_bars(const struct plot *p, const struct column *cols)
 static int
 draw_writes(const struct plot *p)
 {
-	const struct fl_entry *e = fl_log_entries(p->log);
 	struct column *cols = calloc(PLOT_W, sizeof(*cols));
 	int ret;
 
@@ -173,15 +172,16 @@ draw_writes(const struct plot *p)
 		for (int k = 0; k < NR_KINDS; k++)
 			cols[c].lo[k] = UINT64_MAX;
 	for (uint64_t i = 0; i < p->nr; i++) {
+		const struct fl_entry *e = fl_log_entry(p->log, i);
 		size_t c = (size_t)(i * PLOT_W / p->nr);
-		int k = kind_of(&e[i]);
+		int k = kind_of(e);
 
-		if (k < 0 || !e[i].nr_sectors)
+		if (k < 0 || !e->nr_sectors)
 			continue;
-		if (e[i].sector < cols[c].lo[k])
-			cols[c].lo[k] = e[i].sector;
-		if (e[i].sector + e[i].nr_sectors > cols[c].hi[k])
-			cols[c].hi[k] = e[i].sector + e[i].nr_sectors;
+		if (e->sector < cols[c].lo[k])
+			cols[c].lo[k] = e->sector;
+		if (e->sector + e->nr_sectors > cols[c].hi[k])
+			cols[c].hi[k] = e->sector + e->nr_sectors;
 	}
 	ret = draw_bars(p, cols);
 	free(cols);
@@ -234,19 +234,18 @@ mark_label(const struct plot *p, uint64_t i)
 static int
 draw_points(const struct plot *p)
 {
-	const struct fl_entry *e = fl_log_entries(p->log);
-
 	for (uint64_t i = 0; i < p->nr; i++) {
-		bool mark = e[i].op == FLUSHLOG_OP_MARK;
+		const struct fl_entry *e = fl_log_entry(p->log, i);
+		bool mark = e->op == FLUSHLOG_OP_MARK;
 		const char *colour;
 
 		if (highlighted(p, i))
 			colour = "#cc0000";
-		else if (!(e[i].flags & FL_ENTRY_CRASH_POINT))
+		else if (!(e->flags & FL_ENTRY_CRASH_POINT))
 			continue;
 		else
-			colour = mark ? "#75507b" : e[i].op == FLUSHLOG_OP_FLUSH ||
-				 (e[i].flags & FLUSHLOG_F_PREFLUSH) ? "#4e9a06" : "#f57900";
+			colour = mark ? "#75507b" : e->op == FLUSHLOG_OP_FLUSH ||
+				 (e->flags & FLUSHLOG_F_PREFLUSH) ? "#4e9a06" : "#f57900";
 		if (point_line(p, i, colour, mark) || (mark && mark_label(p, i)))
 			return -1;
 	}

@@ -45,11 +45,10 @@ static int
 run_points(const struct cli_command *cmd, int argc, char **argv)
 {
 	struct fl_error err = { 0 };
-	struct fl_point *points;
+	struct fl_points *points;
 	struct fl_log *log;
 	bool json = false;
 	const char *arg;
-	size_t nr;
 	int ret;
 
 	while (cli_next_option(cmd, argc, argv, &arg) >= 0)
@@ -59,26 +58,27 @@ run_points(const struct cli_command *cmd, int argc, char **argv)
 	ret = cli_open_log(cmd, argv[cli_operand_index()], 0, &log);
 	if (ret)
 		return ret;
-	if (fl_log_points(log, &points, &nr, &err)) {
+	if (fl_log_points(log, &points, &err)) {
 		fl_log_close(log);
 		return cli_report(cmd, &err);
 	}
 	if (!json)
 		printf("%8s %-6s %10s %10s  %s\n", "point", "kind", "entry",
 		       "applied", "spec");
-	for (size_t i = 0; i < nr && !ret; i++) {
+	for (size_t i = 0; i < fl_points_count(points) && !ret; i++) {
+		const struct fl_point *p = fl_points_get(points, i);
 		/* a dm-log-writes label may fill a sector of 4 KiB */
 		char spec[4096 + 8];
 
-		cli_point_spec(log, &points[i], spec, sizeof(spec));
+		cli_point_spec(log, p, spec, sizeof(spec));
 		if (json)
-			ret = print_point_json(&points[i], spec);
+			ret = print_point_json(p, spec);
 		else
-			print_point_text(&points[i], spec);
+			print_point_text(p, spec);
 	}
 	if (ret)
 		fprintf(stderr, "flushlog points: out of memory\n");
-	free(points);
+	fl_points_free(points);
 	fl_log_close(log);
 	return ret || fflush(stdout) ? EXIT_FAILED : EXIT_OK;
 }

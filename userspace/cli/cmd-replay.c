@@ -244,7 +244,8 @@ say_cloned(const struct cli_command *cmd, const struct replay_args *a,
 	struct fl_replay_stats st;
 	uint64_t total;
 
-	fl_replay_stats(r, &st);
+	if (fl_replay_stats(r, &st, sizeof(st)))
+		return;
 	total = st.cloned_bytes + st.copied_bytes + st.written_bytes;
 	if (st.cloned_bytes)
 		fprintf(stderr, "flushlog %s: %" PRIu64 " of %" PRIu64 " bytes of data cloned from the log: '%s' shares their blocks with it\n",
@@ -258,7 +259,7 @@ apply_state(const struct replay_args *a, struct fl_log *log, int fd,
 {
 	int base_fd = -1, ret;
 
-	if (state->keep_discards && a->base) {
+	if (fl_state_keeps_discards(state) && a->base) {
 		base_fd = open(a->base, O_RDONLY | O_CLOEXEC);
 		if (base_fd < 0) {
 			ret = -errno;
@@ -338,7 +339,7 @@ run_replay(const struct cli_command *cmd, int argc, char **argv)
 {
 	struct fl_error err = { 0 };
 	uint64_t from = 0, to;
-	struct fl_state state;
+	struct fl_state *state = NULL;
 	struct replay_args a;
 	struct fl_log *log;
 	int ret;
@@ -350,23 +351,27 @@ run_replay(const struct cli_command *cmd, int argc, char **argv)
 	if ((a.state ? fl_state_parse(log, a.state, &state, &err) :
 		       cli_resolve_point(log, a.to, &to, &err)) ||
 	    (a.from && cli_resolve_point(log, a.from, &from, &err))) {
+		fl_state_free(state);
 		fl_log_close(log);
 		return cli_report(cmd, &err);
 	}
 	if (a.state)
-		to = state.base;
-	if (a.state && state.keep_discards && a.in_place) {
+		to = fl_state_base(state);
+	if (a.state && fl_state_keeps_discards(state) && a.in_place) {
+		fl_state_free(state);
 		fl_log_close(log);
 		cli_usage_error(cmd, "--state %s keeps what the discards overwrote, which --in-place no longer has: build it into a new image",
 				a.state);
 	}
 	if (to < from) {
+		fl_state_free(state);
 		fl_log_close(log);
 		cli_usage_error(cmd, "--%s %s comes before --from %s",
 				a.state ? "state" : "to", a.state ? a.state : a.to,
 				a.from);
 	}
-	ret = replay(cmd, &a, log, from, to, a.state ? &state : NULL);
+	ret = replay(cmd, &a, log, from, to, state);
+	fl_state_free(state);
 	fl_log_close(log);
 	return ret;
 }

@@ -6,6 +6,24 @@
  * The library never prints and never exits: functions return 0 or a
  * negative errno and describe failures in a struct fl_error.  Build with
  * $(pkg-config --cflags --libs libflushlog); see libflushlog(3).
+ *
+ * How the ABI grows without breaking (libflushlog.so.1 keeps working for
+ * programs built against an older flushlog.h):
+ * - The structs the library hands out (fl_log_info, fl_counts, fl_entry,
+ *   fl_point) may gain fields at their end in a later minor version.
+ *   Reach each through the pointer the library returns, one at a time:
+ *   never step a pointer from one to the next, never rely on their
+ *   sizeof.  The library never takes one of them back as an argument.
+ * - What may grow in other ways is opaque: the log, a replay, lists of
+ *   points and of states, a state, a state image.
+ * - The structs a caller fills in (fl_state_opts, fl_replay_stats) go with
+ *   their size, as openat2(2)'s do: fields past that size take their zero
+ *   defaults (or are not written); a larger struct whose unknown fields are
+ *   not all zero is refused with -E2BIG.
+ * - struct fl_error is the exception: callers keep one on the stack for
+ *   every call, so its size and layout are fixed for libflushlog.so.1;
+ *   a later field takes spare room.  A message longer than msg is cut at
+ *   a UTF-8 character boundary and ends in "...".
  */
 #ifndef FLUSHLOG_H
 #define FLUSHLOG_H
@@ -58,6 +76,7 @@ struct fl_error {
 	uint64_t entry;		/* entry concerned, or FL_NO_ENTRY */
 	uint64_t offset;	/* byte offset in the log, or FL_NO_ENTRY */
 	char msg[512];		/* what went wrong, lowercase, no full stop */
+	uint64_t spare[8];	/* room for later fields; zeroed on error */
 };
 
 /* Derived index bit in fl_entry.flags, beside FLUSHLOG_F_*. */
@@ -66,7 +85,7 @@ struct fl_error {
 #define FL_ENTRY_OVERTAKES	(1U << 14)
 
 /*
- * One index entry per log entry: 56 bytes, whatever the data size.
+ * One index entry per log entry, whatever the data size.
  * Fields use the native format's units (512-byte sectors, FLUSHLOG_OP_*)
  * whichever format the log is in.
  *
@@ -117,7 +136,6 @@ struct fl_log_info {
 	uint64_t torn_entry;		/* its seq: entries before it */
 	uint64_t torn_offset;
 	char torn_reason[256];
-	struct fl_counts counts;
 	uint64_t index_bytes;		/* memory the index takes */
 };
 
@@ -134,7 +152,10 @@ int fl_log_open_fd(int fd, unsigned int flags, struct fl_log **logp,
 		   struct fl_error *err);
 void fl_log_close(struct fl_log *log);
 const struct fl_log_info *fl_log_info(const struct fl_log *log);
-const struct fl_entry *fl_log_entries(const struct fl_log *log);
+/* How many entries of each kind the log holds. */
+const struct fl_counts *fl_log_counts(const struct fl_log *log);
+/* Entry number (0 to nr_entries - 1, durability order); NULL past the end. */
+const struct fl_entry *fl_log_entry(const struct fl_log *log, uint64_t number);
 /* The label of a MARK entry, NUL-terminated; "" for any other entry. */
 const char *fl_log_label(const struct fl_log *log, uint64_t entry);
 const char *fl_format_name(enum fl_format format);
@@ -163,18 +184,28 @@ struct fl_point {
 };
 
 const char *fl_point_kind_name(enum fl_point_kind kind);
-/* All crash points in log order: the start first, the end last.  Caller frees. */
-int fl_log_points(const struct fl_log *log, struct fl_point **points,
-		  size_t *nr_points, struct fl_error *err);
+
+/* A list of crash points, in log order. */
+struct fl_points;
+
+/* All crash points of the log: the start first, the end last. */
+int fl_log_points(const struct fl_log *log, struct fl_points **points,
+		  struct fl_error *err);
+size_t fl_points_count(const struct fl_points *points);
+/* Point i of the list (0 to count - 1); NULL past the end. */
+const struct fl_point *fl_points_get(const struct fl_points *points, size_t i);
 /*
- * The points of some kinds (a mask of FL_POINT_BIT(kind)) from the
- * position of from applied entries on.  The start is a crash point too:
- * the point at from, or where from is no point's (entry:N), a start point
- * of its own there (number 0).  chosen has room for nr + 1 points.
+ * The points of some kinds (a mask of FL_POINT_BIT(kind)) at positions
+ * from to to (numbers of applied entries; UINT64_MAX: to the end).  The
+ * start is a crash point too: the point at from, or where from is no
+ * point's (entry:N), a start point of its own there (number 0).  A to
+ * before from is refused with -EINVAL.
  */
 #define FL_POINT_BIT(kind)	(1U << (kind))
-void fl_points_select(const struct fl_point *all, size_t nr, unsigned int kinds,
-		      uint64_t from, struct fl_point *chosen, size_t *nr_chosen);
+int fl_points_select(const struct fl_points *all, unsigned int kinds,
+		     uint64_t from, uint64_t to, struct fl_points **chosen,
+		     struct fl_error *err);
+void fl_points_free(struct fl_points *points);
 /*
  * Resolve "start", "end", "entry:N", "flush:K", "point:K" (point:0 is the
  * start) or "mark:LABEL" to a number of entries to apply.
@@ -208,7 +239,13 @@ struct fl_replay_stats {
 	uint64_t written_bytes;	/* read and written through the library */
 };
 
-void fl_replay_stats(const struct fl_replay *r, struct fl_replay_stats *stats);
+/*
+ * Fills the first size bytes of stats (sizeof(*stats)), and zeroes past
+ * what this library knows; below FL_REPLAY_STATS_SIZE_VER0, -EINVAL.
+ */
+#define FL_REPLAY_STATS_SIZE_VER0	24
+int fl_replay_stats(const struct fl_replay *r, struct fl_replay_stats *stats,
+		    size_t size);
 void fl_replay_close(struct fl_replay *r);
 
 /*
@@ -240,42 +277,69 @@ void fl_replay_close(struct fl_replay *r);
  */
 #define FL_STATES_LIMIT		1000000
 
+/*
+ * No hidden padding, so that every byte a newer caller may set is one
+ * this library checks.  Zero is each field's default.
+ */
 struct fl_state_opts {
-	unsigned int models;		/* FL_STATES_* */
-	unsigned int max_reorder;	/* epoch: K, 1..FL_STATE_MAX_REORDER */
-	unsigned int max_torn;		/* torn: cuts a write, >= 1 */
-	uint64_t max_states;		/* 0, or a deterministic sample size */
-	bool zero_base;			/* the log began on zeroes (no --base) */
+	uint64_t max_states;	/* a deterministic sample size; 0: all */
+	uint32_t models;	/* FL_STATES_*; 0: prefix */
+	uint32_t max_reorder;	/* epoch: K, 1..FL_STATE_MAX_REORDER; 0: 1 */
+	uint32_t max_torn;	/* torn: cuts a write; 0: 1 */
+	uint32_t flags;		/* FL_STATE_OPT_* */
 };
+#define FL_STATE_OPT_ZERO_BASE	(1U << 0)	/* the log began on zeroes */
+/* The first struct fl_state_opts: a smaller opts_size is refused. */
+#define FL_STATE_OPTS_SIZE_VER0	24
 
-struct fl_state {
-	uint64_t point;		/* the earliest crash point it is legal at */
-	uint64_t base;		/* entries [0, base) applied */
-	uint64_t extra[FL_STATE_MAX_REORDER];	/* and these, ascending */
-	unsigned int nr_extra;
-	uint64_t torn;		/* an entry applied in part, or FL_NO_ENTRY */
-	uint32_t torn_first, torn_count;	/* its sectors, from its start */
-	bool keep_discards;	/* "%": discards applied left the old data */
-};
+/* One crash state; a list of them. */
+struct fl_state;
+struct fl_states;
 
 /*
- * The distinct states of the given points (from fl_log_points), sorted by
- * base; *candidates is how many there were before duplicates were dropped
+ * The distinct states of the given points, sorted by base;
+ * *candidates is how many there were before duplicates were dropped
  * and before sampling.  Counting comes first and costs O(N log N) for N
  * entries; more than FL_STATES_LIMIT candidates without a sample (or a
  * larger sample) is refused with -E2BIG, more than 2^64 with -EOVERFLOW,
- * *candidates set.  Caller frees *states.
+ * *candidates set.  opts_size is sizeof(*opts): below
+ * FL_STATE_OPTS_SIZE_VER0 it is refused with -EINVAL, a larger struct
+ * with a field this library does not know set with -E2BIG and
+ * *candidates 0.
  */
-int fl_log_states(const struct fl_log *log, const struct fl_point *points,
-		  size_t nr_points, const struct fl_state_opts *opts,
-		  struct fl_state **states, size_t *nr_states,
-		  uint64_t *candidates, struct fl_error *err);
+int fl_log_states(const struct fl_log *log, const struct fl_points *points,
+		  const struct fl_state_opts *opts, size_t opts_size,
+		  struct fl_states **states, uint64_t *candidates,
+		  struct fl_error *err);
+size_t fl_states_count(const struct fl_states *states);
+/* State i of the list (0 to count - 1), owned by the list; NULL past the end. */
+const struct fl_state *fl_states_get(const struct fl_states *states, size_t i);
+void fl_states_free(struct fl_states *states);
+
+/*
+ * A state's name; its point: the number of a point of the list given to
+ * fl_log_states (a start point fl_points_select added is number 0).
+ */
 int fl_state_name(const struct fl_state *s, char *buf, size_t len);
+uint64_t fl_state_point(const struct fl_state *s);
+/* Entries [0, base) are applied whole, and maybe some later ones. */
+uint64_t fl_state_base(const struct fl_state *s);
+/* The last entry the state applies (whole or in part), or -1: none. */
+int64_t fl_state_last_entry(const struct fl_state *s);
+/* "%": its discards left the old data (fl_state_apply_base needs the base). */
+bool fl_state_keeps_discards(const struct fl_state *s);
+/*
+ * Prefix: exactly what the point at position nr_applied guarantees (a
+ * reordered state can fold into a plain name without being one).
+ */
+bool fl_state_is_prefix(const struct fl_state *s, uint64_t nr_applied);
+/* Parse a state's name into a new state (fl_state_free). */
 int fl_state_parse(const struct fl_log *log, const char *name,
-		   struct fl_state *s, struct fl_error *err);
+		   struct fl_state **s, struct fl_error *err);
+void fl_state_free(struct fl_state *s);
 /*
  * Apply a state's extra and torn entries, in log order, to an image that
- * holds the state's first s->base entries.  A state that keeps discards
+ * holds the state's first base entries.  A state that keeps discards
  * also gets its discarded sectors back as they were before the discards:
  * from the log, or where no entry wrote them, from base_fd, the image the
  * log began from (-1: it began as zeroes).
@@ -319,19 +383,16 @@ void fl_state_image_close(struct fl_state_image *im);
 int fl_copy_sparse(int src, int dst);
 
 /*
- * What a checker may need to know of a state.  Prefix: it is exactly what
- * its point guarantees (a reordered state can fold into a plain name
- * without being one).  Last mark: the label of the last mark among the
- * point's entries.  After mark: the first mark logged at or after the
- * crash, so that nothing issued after it can be in the state; a prefix
- * state is the crash at its point, another may be a crash as late as the
- * end of the point's epoch.  NULL where there is no such mark.
+ * What a checker may need to know of a state at the point at position
+ * nr_applied.  Last mark: the label of the last mark among the point's
+ * entries.  After mark: the first mark logged at or after the crash, so
+ * that nothing issued after it can be in the state; a prefix state is the
+ * crash at its point, another may be a crash as late as the end of the
+ * point's epoch.  NULL where there is no such mark.
  */
-bool fl_state_is_prefix(const struct fl_state *s, const struct fl_point *p);
 const char *fl_log_last_mark(const struct fl_log *log, uint64_t nr_applied);
 const char *fl_state_after_mark(const struct fl_log *log,
-				const struct fl_state *s,
-				const struct fl_point *p);
+				const struct fl_state *s, uint64_t nr_applied);
 
 /* Fill the image with zeroes over [offset, offset + len). */
 int fl_zero_range(int fd, uint64_t offset, uint64_t len, bool is_blockdev);

@@ -18,6 +18,7 @@ struct fl_log {
 	int fd;
 	uint64_t size;			/* bytes of log when it was opened */
 	struct fl_log_info info;
+	struct fl_counts counts;
 	struct fl_entry *entries;	/* info.nr_entries of them */
 	uint64_t entries_cap;
 	struct fl_mark *marks;		/* in entry order */
@@ -27,6 +28,35 @@ struct fl_log {
 	 * on that change data; NULL if none overtakes (or out of memory) */
 	uint64_t *later_complete;
 };
+
+/* flushlog.h's opaque lists, and a state */
+struct fl_points {
+	struct fl_point *v;
+	size_t nr;
+};
+
+struct fl_state {
+	uint64_t point;		/* the earliest crash point it is legal at */
+	uint64_t base;		/* entries [0, base) applied */
+	uint64_t extra[FL_STATE_MAX_REORDER];	/* and these, ascending */
+	unsigned int nr_extra;
+	uint64_t torn;		/* an entry applied in part, or FL_NO_ENTRY */
+	uint32_t torn_first, torn_count;	/* its sectors, from its start */
+	bool keep_discards;	/* "%": discards applied left the old data */
+};
+
+struct fl_states {
+	struct fl_state *v;
+	size_t nr;
+};
+
+/*
+ * Copy a caller's struct of caller_size bytes into ours (of size bytes),
+ * as the kernel's copy_struct_from_user() does: a shorter one leaves our
+ * later fields zero, a longer one must have zeroes past our size.
+ */
+int fl_copy_struct_in(void *ours, size_t size, const void *caller,
+		      size_t caller_size);
 
 __attribute__((format(printf, 5, 6))) int
 fl_set_error(struct fl_error *err, enum fl_error_source source,

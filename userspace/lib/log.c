@@ -24,16 +24,48 @@ int
 fl_set_error(struct fl_error *err, enum fl_error_source source,
 	     uint64_t entry, uint64_t offset, const char *fmt, ...)
 {
+	size_t cut, size = sizeof(err->msg);
 	va_list ap;
+	int n;
 
 	if (!err)
 		return 0;
 	err->source = source;
 	err->entry = entry;
 	err->offset = offset;
+	memset(err->spare, 0, sizeof(err->spare));
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	n = vsnprintf(err->msg, size, fmt, ap);
 	va_end(ap);
+	if (n < 0 || (size_t)n < size)
+		return 0;
+	/*
+	 * Cut where a character begins, not inside one, and say so: back at
+	 * most 3 bytes, a UTF-8 character's continuation bytes (past those,
+	 * the bytes are not UTF-8 and any cut will do).
+	 */
+	cut = size - 4;
+	for (int k = 0; k < 3 && (err->msg[cut] & 0xc0) == 0x80; k++)
+		cut--;
+	memcpy(err->msg + cut, "...", 4);
+	return 0;
+}
+
+/* See copy_struct_from_user() in the kernel's include/linux/uaccess.h. */
+int
+fl_copy_struct_in(void *ours, size_t size, const void *caller,
+		  size_t caller_size)
+{
+	memset(ours, 0, size);
+	if (caller_size > size) {
+		const unsigned char *tail = (const unsigned char *)caller + size;
+
+		for (size_t i = 0; i < caller_size - size; i++)
+			if (tail[i])
+				return -E2BIG;
+	}
+	if (caller_size)
+		memcpy(ours, caller, caller_size < size ? caller_size : size);
 	return 0;
 }
 
@@ -149,7 +181,7 @@ fl_log_add_entry(struct fl_log *log, const struct fl_entry *e,
 	log->entries[n] = *e;
 	log->entries[n].seq = n;
 	log->info.nr_entries = n + 1;
-	count_entry(&log->info.counts, e);
+	count_entry(&log->counts, e);
 	return 0;
 }
 
@@ -455,10 +487,16 @@ fl_log_info(const struct fl_log *log)
 	return &log->info;
 }
 
-const struct fl_entry *
-fl_log_entries(const struct fl_log *log)
+const struct fl_counts *
+fl_log_counts(const struct fl_log *log)
 {
-	return log->entries;
+	return &log->counts;
+}
+
+const struct fl_entry *
+fl_log_entry(const struct fl_log *log, uint64_t number)
+{
+	return number < log->info.nr_entries ? &log->entries[number] : NULL;
 }
 
 const char *

@@ -38,17 +38,38 @@ entry_point_kind(const struct fl_entry *e)
 	return FL_POINT_FUA;
 }
 
-int
-fl_log_points(const struct fl_log *log, struct fl_point **points,
-	      size_t *nr_points, struct fl_error *err)
+static int
+no_memory(struct fl_error *err, size_t n)
 {
-	uint64_t n = log->info.counts.crash_points + 2, k = 1, flushes = 0;
-	struct fl_point *p = calloc(n, sizeof(*p));
+	return fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
+			    "out of memory listing %zu points", n), -ENOMEM;
+}
 
-	if (!p)
-		return fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
-				    "out of memory listing %" PRIu64 " points",
-				    n), -ENOMEM;
+static struct fl_points *
+points_new(size_t n)
+{
+	struct fl_points *l = calloc(1, sizeof(*l));
+
+	if (l)
+		l->v = calloc(n ? n : 1, sizeof(*l->v));
+	if (l && !l->v) {
+		free(l);
+		l = NULL;
+	}
+	return l;
+}
+
+int
+fl_log_points(const struct fl_log *log, struct fl_points **points,
+	      struct fl_error *err)
+{
+	uint64_t n = log->counts.crash_points + 2, k = 1, flushes = 0;
+	struct fl_points *l = points_new(n);
+	struct fl_point *p;
+
+	if (!l)
+		return no_memory(err, n);
+	p = l->v;
 	/* the start: a crash before the first flush completed */
 	p[0] = (struct fl_point) { .number = 0, .kind = FL_POINT_START };
 	for (uint64_t i = 0; i < log->info.nr_entries; i++) {
@@ -66,9 +87,29 @@ fl_log_points(const struct fl_log *log, struct fl_point **points,
 	p[k].number = k;
 	p[k].kind = FL_POINT_END;
 	p[k].nr_applied = log->info.nr_entries;
-	*points = p;
-	*nr_points = k + 1;
+	l->nr = k + 1;
+	*points = l;
 	return 0;
+}
+
+size_t
+fl_points_count(const struct fl_points *points)
+{
+	return points->nr;
+}
+
+const struct fl_point *
+fl_points_get(const struct fl_points *points, size_t i)
+{
+	return i < points->nr ? &points->v[i] : NULL;
+}
+
+void
+fl_points_free(struct fl_points *points)
+{
+	if (points)
+		free(points->v);
+	free(points);
 }
 
 static int
@@ -109,6 +150,7 @@ fl_log_resolve_point(const struct fl_log *log, const char *spec,
 {
 	uint64_t n, nr = log->info.nr_entries;
 	const char *arg = strchr(spec, ':');
+	struct fl_points *list;
 	struct fl_point *points;
 	size_t nr_points;
 	int ret;
@@ -135,9 +177,11 @@ fl_log_resolve_point(const struct fl_log *log, const char *spec,
 	}
 	if (strncmp(spec, "flush:", 6) && strncmp(spec, "point:", 6))
 		goto bad_spec;
-	ret = fl_log_points(log, &points, &nr_points, err);
+	ret = fl_log_points(log, &list, err);
 	if (ret)
 		return ret;
+	points = list->v;
+	nr_points = list->nr;
 	ret = -ERANGE;
 	for (size_t i = 0; i < nr_points; i++) {
 		bool hit = spec[0] == 'p' ? points[i].number == n :
@@ -149,15 +193,15 @@ fl_log_resolve_point(const struct fl_log *log, const char *spec,
 			break;
 		}
 	}
-	free(points);
+	fl_points_free(list);
 	if (ret)
 		fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
 			     "'%s': the log has %s %d to %" PRIu64 " only",
 			     spec, spec[0] == 'p' ? "points" : "flush points",
 			     spec[0] == 'p' ? 0 : 1,
 			     spec[0] == 'p' ? (uint64_t)nr_points - 1 :
-			     log->info.counts.crash_points -
-			     log->info.counts.marks);
+			     log->counts.crash_points -
+			     log->counts.marks);
 	return ret;
 
 bad_spec:
@@ -166,27 +210,44 @@ bad_spec:
 			    spec), -EINVAL;
 }
 
-void
-fl_points_select(const struct fl_point *all, size_t nr, unsigned int kinds,
-		 uint64_t from, struct fl_point *chosen, size_t *nr_chosen)
+int
+fl_points_select(const struct fl_points *all, unsigned int kinds,
+		 uint64_t from, uint64_t to, struct fl_points **chosen,
+		 struct fl_error *err)
 {
 	bool want_start = kinds & FL_POINT_BIT(FL_POINT_START);
+	const struct fl_point *p = all->v;
+	struct fl_points *l;
 
-	*nr_chosen = 0;
-	for (size_t i = 0; i < nr; i++) {
-		bool at_start = all[i].nr_applied == from;
+	if (to < from)
+		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
+				    "the last position (%" PRIu64 " entries) comes before the first (%" PRIu64 ")",
+				    to, from), -EINVAL;
+	/* one more than all: a start of its own */
+	l = points_new(all->nr + 1);
+	if (!l)
+		return no_memory(err, all->nr + 1);
+	for (size_t i = 0; i < all->nr && p[i].nr_applied <= to; i++) {
+		bool at_start = p[i].nr_applied == from;
 
-		if (want_start && !at_start && all[i].nr_applied > from) {
-			chosen[(*nr_chosen)++] = (struct fl_point) {
+		if (want_start && !at_start && p[i].nr_applied > from) {
+			l->v[l->nr++] = (struct fl_point) {
 				.number = 0, .kind = FL_POINT_START,
 				.nr_applied = from,
 			};
 			want_start = false;
 		}
 		if ((want_start && at_start) ||
-		    ((kinds & FL_POINT_BIT(all[i].kind)) && all[i].nr_applied >= from))
-			chosen[(*nr_chosen)++] = all[i];
+		    ((kinds & FL_POINT_BIT(p[i].kind)) && p[i].nr_applied >= from))
+			l->v[l->nr++] = p[i];
 		if (at_start)
 			want_start = false;
 	}
+	/* the points past from all lie past to: the start stays */
+	if (want_start && all->nr && from <= p[all->nr - 1].nr_applied)
+		l->v[l->nr++] = (struct fl_point) {
+			.number = 0, .kind = FL_POINT_START, .nr_applied = from,
+		};
+	*chosen = l;
+	return 0;
 }

@@ -707,10 +707,21 @@ fl_replay_position(const struct fl_replay *r)
 	return r->pos;
 }
 
-void
-fl_replay_stats(const struct fl_replay *r, struct fl_replay_stats *stats)
+_Static_assert(sizeof(struct fl_replay_stats) == FL_REPLAY_STATS_SIZE_VER0,
+	       "struct fl_replay_stats grew without a new size");
+
+int
+fl_replay_stats(const struct fl_replay *r, struct fl_replay_stats *stats,
+		size_t size)
 {
-	*stats = r->stats;
+	if (size < FL_REPLAY_STATS_SIZE_VER0)
+		return -EINVAL;
+	/* a caller's struct from an older flushlog.h gets what it knows */
+	memcpy(stats, &r->stats, size < sizeof(r->stats) ? size : sizeof(r->stats));
+	if (size > sizeof(r->stats))
+		memset((char *)stats + sizeof(r->stats), 0,
+		       size - sizeof(r->stats));
+	return 0;
 }
 
 void

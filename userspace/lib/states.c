@@ -32,6 +32,12 @@
 
 #include "internal.h"
 
+/* every byte of the options is a field: none a caller could set unseen */
+_Static_assert(sizeof(struct fl_state_opts) == FL_STATE_OPTS_SIZE_VER0 &&
+	       sizeof(struct fl_state_opts) ==
+	       offsetof(struct fl_state_opts, flags) + sizeof(uint32_t),
+	       "struct fl_state_opts has padding or grew without a new size");
+
 static bool
 makes_durable(const struct fl_entry *e)
 {
@@ -519,7 +525,7 @@ find_discards(const struct fl_log *log, const struct fl_state_opts *o,
 	uint64_t j = 0;
 	int ret = 0;
 
-	if (!o->zero_base)
+	if (!(o->flags & FL_STATE_OPT_ZERO_BASE))
 		ret = fl_ranges_add(&written, 0, log->info.data_sectors);
 	for (size_t i = 0; i < nr_points && !ret; i++) {
 		for (; j < plan[i].nr_applied && !ret; j++)
@@ -1047,11 +1053,15 @@ list_states(const struct planner *pl, const struct point_plan *plan,
 }
 
 int
-fl_log_states(const struct fl_log *log, const struct fl_point *points,
-	      size_t nr_points, const struct fl_state_opts *o,
-	      struct fl_state **states, size_t *nr_states,
-	      uint64_t *candidates, struct fl_error *err)
+fl_log_states(const struct fl_log *log, const struct fl_points *chosen,
+	      const struct fl_state_opts *opts, size_t opts_size,
+	      struct fl_states **states, uint64_t *candidates,
+	      struct fl_error *err)
 {
+	const struct fl_point *points = chosen->v;
+	size_t nr_points = chosen->nr;
+	struct fl_state_opts own, *o = &own;
+	struct fl_states *result = NULL;
 	struct point_plan *plan = NULL;
 	struct state_list list = { 0 };
 	struct planner pl = { 0 };
@@ -1059,11 +1069,27 @@ fl_log_states(const struct fl_log *log, const struct fl_point *points,
 	int ret = -ENOMEM;
 
 	*candidates = 0;
-	if (o->max_reorder > FL_STATE_MAX_REORDER || !o->max_torn)
+	if (opts_size < FL_STATE_OPTS_SIZE_VER0)
 		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
-				    "reorder bound 1 to %d and at least one cut, not %u and %u",
-				    FL_STATE_MAX_REORDER, o->max_reorder,
-				    o->max_torn), -EINVAL;
+				    "state options of %zu bytes: at least %d",
+				    opts_size, FL_STATE_OPTS_SIZE_VER0), -EINVAL;
+	if (fl_copy_struct_in(&own, sizeof(own), opts, opts_size))
+		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
+				    "state options of %zu bytes set fields this library (%s) does not know",
+				    opts_size, fl_version()), -E2BIG;
+	if (own.flags & ~FL_STATE_OPT_ZERO_BASE)
+		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
+				    "state option flags 0x%x this library (%s) does not know",
+				    own.flags & ~FL_STATE_OPT_ZERO_BASE,
+				    fl_version()), -E2BIG;
+	if (!own.max_reorder)
+		own.max_reorder = 1;
+	if (!own.max_torn)
+		own.max_torn = 1;
+	if (o->max_reorder > FL_STATE_MAX_REORDER)
+		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
+				    "reorder bound 1 to %d, not %u",
+				    FL_STATE_MAX_REORDER, o->max_reorder), -EINVAL;
 	plan = calloc(nr_points ? nr_points : 1, sizeof(*plan));
 	if (!plan || planner_init(&pl, log, o))
 		goto out;
@@ -1101,9 +1127,15 @@ fl_log_states(const struct fl_log *log, const struct fl_point *points,
 		goto out;
 	if (list.n)	/* no points: no list, and qsort must not see NULL */
 		qsort(list.v, list.n, sizeof(*list.v), by_base);
-	*states = list.v;
-	*nr_states = list.n;
+	result = malloc(sizeof(*result));
+	if (!result) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	result->v = list.v;
+	result->nr = list.n;
 	list.v = NULL;
+	*states = result;
 out:
 	if (ret == -ENOMEM)
 		fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
@@ -1112,6 +1144,62 @@ out:
 	free(plan);
 	state_list_free(&list);
 	return ret;
+}
+
+size_t
+fl_states_count(const struct fl_states *states)
+{
+	return states->nr;
+}
+
+const struct fl_state *
+fl_states_get(const struct fl_states *states, size_t i)
+{
+	return i < states->nr ? &states->v[i] : NULL;
+}
+
+void
+fl_states_free(struct fl_states *states)
+{
+	if (states)
+		free(states->v);
+	free(states);
+}
+
+uint64_t
+fl_state_point(const struct fl_state *s)
+{
+	return s->point;
+}
+
+uint64_t
+fl_state_base(const struct fl_state *s)
+{
+	return s->base;
+}
+
+int64_t
+fl_state_last_entry(const struct fl_state *s)
+{
+	int64_t last = (int64_t)s->base - 1;
+
+	if (s->nr_extra && (int64_t)s->extra[s->nr_extra - 1] > last)
+		last = (int64_t)s->extra[s->nr_extra - 1];
+	if (s->torn != FL_NO_ENTRY && (int64_t)s->torn > last)
+		last = (int64_t)s->torn;
+	return last;
+}
+
+bool
+fl_state_keeps_discards(const struct fl_state *s)
+{
+	return s->keep_discards;
+}
+
+void
+fl_state_free(struct fl_state *s)
+{
+	free(s);
 }
 
 static int
@@ -1136,9 +1224,9 @@ bad_state(struct fl_error *err, const char *id, const char *why)
 			    "state '%s': %s", id, why), -EINVAL;
 }
 
-int
-fl_state_parse(const struct fl_log *log, const char *id, struct fl_state *s,
-	       struct fl_error *err)
+static int
+parse_state(const struct fl_log *log, const char *id, struct fl_state *s,
+	    struct fl_error *err)
 {
 	uint64_t n = log->info.nr_entries, v, first, count;
 	const char *p = id;
@@ -1184,11 +1272,29 @@ fl_state_parse(const struct fl_log *log, const char *id, struct fl_state *s,
 	return 0;
 }
 
+int
+fl_state_parse(const struct fl_log *log, const char *name,
+	       struct fl_state **state, struct fl_error *err)
+{
+	struct fl_state *s = malloc(sizeof(*s));
+	int ret;
+
+	if (!s)
+		return fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
+				    "out of memory"), -ENOMEM;
+	ret = parse_state(log, name, s, err);
+	if (ret)
+		free(s);
+	else
+		*state = s;
+	return ret;
+}
+
 bool
-fl_state_is_prefix(const struct fl_state *s, const struct fl_point *p)
+fl_state_is_prefix(const struct fl_state *s, uint64_t nr_applied)
 {
 	return !s->nr_extra && s->torn == FL_NO_ENTRY && !s->keep_discards &&
-	       s->base == p->nr_applied;
+	       s->base == nr_applied;
 }
 
 const char *
@@ -1202,12 +1308,12 @@ fl_log_last_mark(const struct fl_log *log, uint64_t nr_applied)
 
 const char *
 fl_state_after_mark(const struct fl_log *log, const struct fl_state *s,
-		    const struct fl_point *p)
+		    uint64_t nr_applied)
 {
 	const struct fl_entry *e = log->entries;
-	uint64_t n = log->info.nr_entries, i = p->nr_applied;
+	uint64_t n = log->info.nr_entries, i = nr_applied;
 
-	if (fl_state_is_prefix(s, p)) {
+	if (fl_state_is_prefix(s, nr_applied)) {
 		i = i ? i - 1 : 0;
 	} else {
 		/* the end of the point's epoch: its next flush or FUA */
