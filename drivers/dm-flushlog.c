@@ -561,17 +561,23 @@ static int flushlog_map(struct dm_target *ti, struct bio *bio)
 
 /*
  * Under fc->lock: an entry joined the ready list.  Entries go out in
- * batches, so that each log bio is large: at once after a crash point (a
- * flush, a FUA write, a mark), whose entry a reader of a live log wants
- * to see, when a log bio's worth is ready, or when a charger waits for
- * the memory ready entries hold; otherwise a little later.
+ * batches, so that each log bio is large and a workload of small FUA
+ * writes or frequent flushes does not cost a log bio each: at once after
+ * a mark (a user marks a point to look at), when a log bio's worth is
+ * ready, or when a charger waits for the memory ready entries hold;
+ * otherwise FLUSHLOG_BATCH_DELAY later.  on_full=fail also sends each
+ * crash point at once: its writes are acknowledged before they are
+ * logged, and a log write that fails later breaks its promise for all
+ * of them.
  */
 static void __queue_ready(struct flushlog_c *fc, struct pending_entry *e)
 {
+	bool crash_point = e->op == FLUSHLOG_OP_FLUSH ||
+			   (e->flags & FLUSHLOG_F_FUA);
+
 	list_add_tail(&e->list, &fc->ready);
 	fc->ready_bytes += (u64)e->log_sectors << SECTOR_SHIFT;
-	if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK ||
-	    (e->flags & FLUSHLOG_F_FUA) ||
+	if (e->op == FLUSHLOG_OP_MARK || (crash_point && fc->on_full_fail) ||
 	    fc->ready_bytes >= FLUSHLOG_BATCH_BYTES || fc->charger_waiting)
 		mod_delayed_work(fc->wq, &fc->log_work, 0);
 	else
