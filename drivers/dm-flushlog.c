@@ -106,6 +106,7 @@ struct pending_entry {
 	u32 label_len;
 	u8 label[FLUSHLOG_LABEL_MAX];
 	unsigned int nr_pages;	/* of data */
+	struct bio *held;	/* on_full=fail: completes once logged */
 	/* the header block's page, then the data's copy: one allocation */
 	struct page *pages[1 + FLUSHLOG_MAX_IO_PAGES];
 };
@@ -152,6 +153,9 @@ struct flushlog_c {
 	u64 charge_turn;		/* the place whose turn it is */
 	bool charger_waiting;		/* for memory: log what is ready now */
 	unsigned int nr_log_bios;	/* in flight */
+	struct list_head log_bios;	/* struct log_bio, in log order */
+	sector_t logged_sector;		/* the log below it is written */
+	struct bio_list held;		/* struct pending_entry.held, in log order */
 	wait_queue_head_t pending_wait;	/* woken under lock: see uncharge */
 	wait_queue_head_t log_bios_wait;
 
@@ -173,6 +177,19 @@ struct flushlog_c {
 
 struct per_bio_data {
 	struct pending_entry *entry;	/* NULL: the bio is not logged */
+	struct flushlog_c *fc;
+	sector_t log_end;		/* held: the log sector after its entry */
+};
+
+/*
+ * A log bio, from its allocation until it and every log bio before it
+ * completed: the bio set's front pad.
+ */
+struct log_bio {
+	struct list_head list;		/* on fc->log_bios */
+	sector_t end;			/* the log sector after it */
+	bool done;
+	struct bio bio;
 };
 
 /* Live targets by log device: one log, one mapped device. */
@@ -397,6 +414,12 @@ static u16 bio_entry_flags(struct bio *bio)
 	return flags;
 }
 
+/* Entries are written: a full log still takes those it has room for. */
+static bool logging(enum logging_state state)
+{
+	return state == LOGGING_ON || state == LOGGING_FULL;
+}
+
 /* Stop logging; true if this call did (the caller reports why, once). */
 static bool stop_logging(struct flushlog_c *fc, enum logging_state state)
 {
@@ -404,7 +427,7 @@ static bool stop_logging(struct flushlog_c *fc, enum logging_state state)
 	bool stopped = false;
 
 	spin_lock_irqsave(&fc->lock, flags);
-	if (fc->state == LOGGING_ON || fc->state == LOGGING_FULL) {
+	if (logging(fc->state)) {
 		WRITE_ONCE(fc->state, state);
 		stopped = true;
 	}
@@ -488,46 +511,90 @@ static int prepare_entry(struct flushlog_c *fc, struct bio *bio,
 	return 0;
 }
 
-static void data_copy_end_io(struct bio *copy)
-{
-	struct bio *bio = copy->bi_private;
+static void __queue_ready(struct flushlog_c *fc, struct pending_entry *e);
 
-	bio->bi_status = copy->bi_status;
-	bio_put(copy);
-	bio_endio(bio);
+/* Under fc->lock: the bio completed, its entry joins the log's order. */
+static void __entry_completed(struct flushlog_c *fc, struct pending_entry *e)
+{
+	e->complete_tick = atomic64_inc_return(&fc->tick);
+	e->time_ns = ktime_get_ns();
+	__queue_ready(fc, e);
+}
+
+/*
+ * The data device has what the clone wrote.  on_full=fail promises a
+ * log entry for every write that succeeds, so there the bio is held
+ * until its entry is on the log device (release_held); elsewhere it
+ * completes now, and flushlog_end_io queues its entry.
+ */
+static void logged_clone_end_io(struct bio *clone)
+{
+	struct bio *bio = clone->bi_private;
+	struct per_bio_data *pb = dm_per_bio_data(bio, sizeof(*pb));
+	struct flushlog_c *fc = pb->fc;
+	struct pending_entry *e = pb->entry;
+	unsigned long flags;
+
+	bio->bi_status = clone->bi_status;
+	bio_put(clone);
+	if (!fc->on_full_fail || bio->bi_status) {
+		bio_endio(bio);
+		return;
+	}
+	spin_lock_irqsave(&fc->lock, flags);
+	if (!logging(fc->state)) {
+		/* flushlog_end_io fails it: it cannot be logged */
+		spin_unlock_irqrestore(&fc->lock, flags);
+		bio_endio(bio);
+		return;
+	}
+	pb->entry = NULL;
+	e->held = bio;
+	__entry_completed(fc, e);
+	spin_unlock_irqrestore(&fc->lock, flags);
 }
 
 /*
  * Write the data device from the entry's copy: the log and the data
  * device then hold the same bytes whatever happens to the bio's pages.
- * The bio completes, through flushlog_end_io, when the copy has.
+ * Entries without data go through a clone too with on_full=fail, which
+ * holds every logged bio until it is logged.  The bio completes, through
+ * flushlog_end_io, when the clone has (and with on_full=fail, its entry
+ * is on the log device).
  */
-static void submit_data_copy(struct flushlog_c *fc, struct bio *bio,
-			     struct pending_entry *e)
+static void submit_logged_clone(struct flushlog_c *fc, struct bio *bio,
+				struct pending_entry *e)
 {
-	struct bio *copy;
+	struct bio *clone;
 	u32 left = e->data_len;
 	unsigned int i;
 
-	/* dm polls the bio it mapped, never this one */
-	copy = bio_alloc_bioset(fc->data_dev->bdev, e->nr_pages,
-				bio->bi_opf & ~REQ_POLLED, GFP_NOIO, &fc->bs);
-	copy->bi_iter.bi_sector = bio->bi_iter.bi_sector;
-	copy->bi_ioprio = bio->bi_ioprio;
+	if (!e->data_len) {
+		clone = bio_alloc_clone(fc->data_dev->bdev, bio, GFP_NOIO,
+					&fc->bs);
+		/* dm polls the bio it mapped, never this one */
+		clone->bi_opf &= ~REQ_POLLED;
+		goto submit;
+	}
+	clone = bio_alloc_bioset(fc->data_dev->bdev, e->nr_pages,
+				 bio->bi_opf & ~REQ_POLLED, GFP_NOIO, &fc->bs);
+	clone->bi_iter.bi_sector = bio->bi_iter.bi_sector;
+	clone->bi_ioprio = bio->bi_ioprio;
 	/* charged to the writer's cgroup, not to whoever maps the bio */
-	bio_clone_blkg_association(copy, bio);
+	bio_clone_blkg_association(clone, bio);
 #ifdef FLUSHLOG_HAVE_BIO_WRITE_HINT
-	copy->bi_write_hint = bio->bi_write_hint;
+	clone->bi_write_hint = bio->bi_write_hint;
 #endif
-	copy->bi_private = bio;
-	copy->bi_end_io = data_copy_end_io;
 	for (i = 0; left; i++) {
 		u32 len = min_t(u32, left, PAGE_SIZE);
 
-		__bio_add_page(copy, entry_data(e)[i], len, 0);
+		__bio_add_page(clone, entry_data(e)[i], len, 0);
 		left -= len;
 	}
-	dm_submit_bio_remap(bio, copy);
+submit:
+	clone->bi_private = bio;
+	clone->bi_end_io = logged_clone_end_io;
+	dm_submit_bio_remap(bio, clone);
 }
 
 static int flushlog_map(struct dm_target *ti, struct bio *bio)
@@ -537,6 +604,7 @@ static int flushlog_map(struct dm_target *ti, struct bio *bio)
 	int r;
 
 	pb->entry = NULL;
+	pb->fc = fc;
 	bio_set_dev(bio, fc->data_dev->bdev);
 	if (bio_sectors(bio))
 		bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
@@ -552,8 +620,8 @@ static int flushlog_map(struct dm_target *ti, struct bio *bio)
 		bio_endio(bio);
 		return DM_MAPIO_SUBMITTED;
 	}
-	if (pb->entry && pb->entry->data_len) {
-		submit_data_copy(fc, bio, pb->entry);
+	if (pb->entry && (pb->entry->data_len || fc->on_full_fail)) {
+		submit_logged_clone(fc, bio, pb->entry);
 		return DM_MAPIO_SUBMITTED;
 	}
 	return DM_MAPIO_REMAPPED;
@@ -565,19 +633,14 @@ static int flushlog_map(struct dm_target *ti, struct bio *bio)
  * writes or frequent flushes does not cost a log bio each: at once after
  * a mark (a user marks a point to look at), when a log bio's worth is
  * ready, or when a charger waits for the memory ready entries hold;
- * otherwise FLUSHLOG_BATCH_DELAY later.  on_full=fail also sends each
- * crash point at once: its writes are acknowledged before they are
- * logged, and a log write that fails later breaks its promise for all
- * of them.
+ * otherwise FLUSHLOG_BATCH_DELAY later.  With on_full=fail every entry
+ * goes at once: its bio is held until it is logged.
  */
 static void __queue_ready(struct flushlog_c *fc, struct pending_entry *e)
 {
-	bool crash_point = e->op == FLUSHLOG_OP_FLUSH ||
-			   (e->flags & FLUSHLOG_F_FUA);
-
 	list_add_tail(&e->list, &fc->ready);
 	fc->ready_bytes += (u64)e->log_sectors << SECTOR_SHIFT;
-	if (e->op == FLUSHLOG_OP_MARK || (crash_point && fc->on_full_fail) ||
+	if (e->op == FLUSHLOG_OP_MARK || fc->on_full_fail ||
 	    fc->ready_bytes >= FLUSHLOG_BATCH_BYTES || fc->charger_waiting)
 		mod_delayed_work(fc->wq, &fc->log_work, 0);
 	else
@@ -599,7 +662,7 @@ static int flushlog_end_io(struct dm_target *ti, struct bio *bio,
 	 * on_full=fail promises a log entry for every write that succeeds:
 	 * once logging has stopped, this one cannot have it.
 	 */
-	if (!*error && fc->on_full_fail && READ_ONCE(fc->state) != LOGGING_ON)
+	if (!*error && fc->on_full_fail && !logging(READ_ONCE(fc->state)))
 		*error = BLK_STS_IOERR;
 	if (*error) {
 		/* what a failed write left on the media is unknown */
@@ -610,9 +673,7 @@ static int flushlog_end_io(struct dm_target *ti, struct bio *bio,
 
 	/* the tick and the queue under one lock: the log is in tick order */
 	spin_lock_irqsave(&fc->lock, flags);
-	e->complete_tick = atomic64_inc_return(&fc->tick);
-	e->time_ns = ktime_get_ns();
-	__queue_ready(fc, e);
+	__entry_completed(fc, e);
 	spin_unlock_irqrestore(&fc->lock, flags);
 	return DM_ENDIO_DONE;
 }
@@ -661,11 +722,47 @@ static void fill_header(struct flushlog_c *fc, struct pending_entry *e)
 	h->crc = cpu_to_le32(flushlog_crc(h, FLUSHLOG_HEADER_SIZE));
 }
 
-/* Every page of a log bio is a pool page it owns, each in it once. */
+/*
+ * on_full=fail: complete the held bios whose entries lie wholly below
+ * the written part of the log; failed, once a log write failed (one of
+ * theirs may have).
+ */
+static void release_held(struct flushlog_c *fc)
+{
+	struct bio_list done = BIO_EMPTY_LIST;
+	blk_status_t status;
+	unsigned long flags;
+	struct bio *bio;
+
+	spin_lock_irqsave(&fc->lock, flags);
+	status = fc->state == LOGGING_ERROR ? BLK_STS_IOERR : BLK_STS_OK;
+	while ((bio = bio_list_peek(&fc->held))) {
+		struct per_bio_data *pb = dm_per_bio_data(bio, sizeof(*pb));
+
+		if (pb->log_end > fc->logged_sector)
+			break;
+		bio_list_add(&done, bio_list_pop(&fc->held));
+	}
+	spin_unlock_irqrestore(&fc->lock, flags);
+	while ((bio = bio_list_pop(&done))) {
+		if (status)
+			bio->bi_status = status;
+		bio_endio(bio);
+	}
+}
+
+/*
+ * Every page of a log bio is a pool page it owns, each in it once.  Log
+ * bios may complete out of order: logged_sector moves up only over a
+ * run of completed ones, which are put only then.
+ */
 static void log_end_io(struct bio *bio)
 {
+	struct log_bio *lb = container_of(bio, struct log_bio, bio);
 	struct flushlog_c *fc = bio->bi_private;
 	struct bvec_iter_all iter;
+	LIST_HEAD(finished);
+	struct log_bio *tmp;
 	struct bio_vec *bv;
 	unsigned long flags;
 	u64 bytes = 0;
@@ -677,7 +774,19 @@ static void log_end_io(struct bio *bio)
 		mempool_free(bv->bv_page, fc->page_pool);
 		bytes += PAGE_SIZE;
 	}
-	bio_put(bio);
+
+	spin_lock_irqsave(&fc->lock, flags);
+	lb->done = true;
+	list_for_each_entry_safe(lb, tmp, &fc->log_bios, list) {
+		if (!lb->done)
+			break;
+		fc->logged_sector = lb->end;
+		list_move_tail(&lb->list, &finished);
+	}
+	spin_unlock_irqrestore(&fc->lock, flags);
+	list_for_each_entry_safe(lb, tmp, &finished, list)
+		bio_put(&lb->bio);
+	release_held(fc);
 
 	/* wake under the lock: drain_log's caller may free fc next */
 	spin_lock_irqsave(&fc->lock, flags);
@@ -692,6 +801,7 @@ static void log_end_io(struct bio *bio)
 
 static struct bio *new_log_bio(struct flushlog_c *fc)
 {
+	struct log_bio *lb;
 	struct bio *bio;
 
 	bio = bio_alloc_bioset(fc->log_dev->bdev, BIO_MAX_VECS, REQ_OP_WRITE,
@@ -699,10 +809,19 @@ static struct bio *new_log_bio(struct flushlog_c *fc)
 	bio->bi_iter.bi_sector = fc->next_sector;
 	bio->bi_end_io = log_end_io;
 	bio->bi_private = fc;
+	lb = container_of(bio, struct log_bio, bio);
+	lb->done = false;
 	spin_lock_irq(&fc->lock);
+	list_add_tail(&lb->list, &fc->log_bios);
 	fc->nr_log_bios++;
 	spin_unlock_irq(&fc->lock);
 	return bio;
+}
+
+static void submit_log_bio(struct bio *bio)
+{
+	container_of(bio, struct log_bio, bio)->end = bio_end_sector(bio);
+	submit_bio(bio);
 }
 
 /* Add a page to the log bio, which is submitted and replaced when full. */
@@ -712,7 +831,7 @@ static void add_log_page(struct flushlog_c *fc, struct bio **bio,
 	if (!*bio)
 		*bio = new_log_bio(fc);
 	if (bio_add_page(*bio, page, len, 0) != len) {
-		submit_bio(*bio);
+		submit_log_bio(*bio);
 		*bio = new_log_bio(fc);
 		__bio_add_page(*bio, page, len, 0);
 	}
@@ -746,29 +865,57 @@ static void write_entry(struct flushlog_c *fc, struct bio **bio,
 		WRITE_ONCE(fc->nr_marks, fc->nr_marks + 1);
 }
 
+/*
+ * A held bio waits for its entry to be written: after the log up to
+ * log_end is (release_held), or at once, failed, if it is not written.
+ */
+static void hold_until_logged(struct flushlog_c *fc, struct bio_list *held,
+			      struct pending_entry *e, bool logged)
+{
+	struct per_bio_data *pb = dm_per_bio_data(e->held, sizeof(*pb));
+
+	pb->log_end = fc->next_sector;
+	if (!logged)
+		e->held->bi_status = BLK_STS_IOERR;
+	bio_list_add(held, e->held);
+}
+
 static void flushlog_log_work(struct work_struct *work)
 {
 	struct flushlog_c *fc = container_of(to_delayed_work(work),
 					     struct flushlog_c, log_work);
+	struct bio_list held = BIO_EMPTY_LIST, failed = BIO_EMPTY_LIST;
 	struct pending_entry *e, *tmp;
 	struct bio *bio = NULL;
 	LIST_HEAD(batch);
-	bool logging;
+	bool logged;
 
 	spin_lock_irq(&fc->lock);
 	list_splice_init(&fc->ready, &batch);
 	fc->ready_bytes = 0;
-	logging = fc->state == LOGGING_ON || fc->state == LOGGING_FULL;
+	logged = logging(fc->state);
 	spin_unlock_irq(&fc->lock);
 
 	list_for_each_entry_safe(e, tmp, &batch, list) {
 		list_del(&e->list);
-		if (logging)
+		if (logged)
 			write_entry(fc, &bio, e);
+		if (e->held)
+			hold_until_logged(fc, logged ? &held : &failed, e,
+					  logged);
 		free_pending_entry(fc, e);
 	}
 	if (bio)
-		submit_bio(bio);
+		submit_log_bio(bio);
+	if (!bio_list_empty(&held)) {
+		/* some of their log bios may have completed already */
+		spin_lock_irq(&fc->lock);
+		bio_list_merge(&fc->held, &held);
+		spin_unlock_irq(&fc->lock);
+		release_held(fc);
+	}
+	while ((bio = bio_list_pop(&failed)))
+		bio_endio(bio);
 }
 
 /* Wait until every queued entry is on the log device. */
@@ -861,6 +1008,7 @@ static int flushlog_preresume(struct dm_target *ti)
 		WRITE_ONCE(fc->next_sector, log_block_sectors(fc));
 		spin_lock_irq(&fc->lock);
 		fc->reserved = fc->next_sector;
+		fc->logged_sector = fc->next_sector;
 		spin_unlock_irq(&fc->lock);
 	}
 	r = write_super(fc, FLUSHLOG_STATE_DIRTY);
@@ -901,7 +1049,14 @@ static void close_log(struct flushlog_c *fc)
 	drain_log(fc);
 	if (state == LOGGING_IDLE || state == LOGGING_RETIRED)
 		return;
-	if (write_super(fc, FLUSHLOG_STATE_CLEAN))
+	/*
+	 * After a failed log write the entries counted are not all on the
+	 * media: a dirty super (with FLUSHLOG_SF_ERROR) has readers take
+	 * those that are, up to the first one missing, where a clean one
+	 * would claim them all and have the log refused.
+	 */
+	if (write_super(fc, READ_ONCE(fc->state) == LOGGING_ERROR ?
+			FLUSHLOG_STATE_DIRTY : FLUSHLOG_STATE_CLEAN))
 		DMERR("%s: cannot write the log super block",
 		      fc->log_dev->name);
 }
@@ -1079,7 +1234,8 @@ out:
 static int create_pools(struct flushlog_c *fc, struct dm_target *ti)
 {
 	/* log bios and data copies in flight, the super's bio */
-	if (bioset_init(&fc->bs, 64, 0, BIOSET_NEED_BVECS)) {
+	if (bioset_init(&fc->bs, 64, offsetof(struct log_bio, bio),
+			BIOSET_NEED_BVECS)) {
 		ti->error = "Cannot allocate log bioset";
 		return -ENOMEM;
 	}
@@ -1135,6 +1291,8 @@ static int flushlog_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->private = fc;
 	spin_lock_init(&fc->lock);
 	INIT_LIST_HEAD(&fc->ready);
+	INIT_LIST_HEAD(&fc->log_bios);
+	bio_list_init(&fc->held);
 	INIT_LIST_HEAD(&fc->instances);
 	init_waitqueue_head(&fc->pending_wait);
 	init_waitqueue_head(&fc->log_bios_wait);

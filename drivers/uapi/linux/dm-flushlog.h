@@ -62,9 +62,10 @@
  * with seed 0 (the kernel's xxh64(buf, len, 0)), which costs far less than
  * CRC32C where the CRC instruction is emulated.
  * The super block is rewritten at a clean shutdown with the entry count and
- * FLUSHLOG_STATE_CLEAN; while it says DIRTY, a reader takes entries until
- * the first one whose magic, log_id, seq or checksums do not match: that is
- * the torn tail, reported and never replayed.
+ * FLUSHLOG_STATE_CLEAN (but for a log whose writes failed, which stays
+ * DIRTY); while it says DIRTY, a reader takes entries until the first one
+ * whose magic, log_id, seq or checksums do not match: that is the torn
+ * tail, reported and never replayed.
  *
  * CRC32C means the Castagnoli CRC as in iSCSI: initial value ~0, reflected,
  * final xor ~0 (the check value of "123456789" is 0xe3069283); in the
