@@ -34,8 +34,10 @@
 /*
  * Log order.  Every logged bio gets a tick (one counter for the whole
  * target) when it is mapped and another when it completes; a mark gets one
- * tick for both.  An entry is queued for the log when its bio completes,
- * under the lock that hands out the completion tick, so the log is in
+ * tick for both.  An entry is queued for the log when its bio completes
+ * (with on_full=fail, when the clone that wrote the data device did: the
+ * bio completes once its entry is logged), under the lock that hands out
+ * the completion tick, so the log is in
  * completion order and a single ordered work item writes it out.  Nothing
  * waits in memory for the flush that makes it durable: a reader derives
  * durability order from the ticks (a write is durable once it completed
@@ -167,7 +169,7 @@ struct flushlog_c {
 
 	struct workqueue_struct *wq;
 	struct delayed_work log_work;
-	struct bio_set bs;		/* log bios and data copies */
+	struct bio_set bs;		/* log bios and clones */
 	mempool_t *page_pool;
 	mempool_t *entry_pool;
 	struct mutex page_pool_lock;	/* one waiter on the reserve at a time */
@@ -562,16 +564,19 @@ static void logged_clone_end_io(struct bio *clone)
  * flushlog_end_io, when the clone has (and with on_full=fail, its entry
  * is on the log device).
  */
-static void submit_logged_clone(struct flushlog_c *fc, struct bio *bio,
-				struct pending_entry *e)
+static int submit_logged_clone(struct flushlog_c *fc, struct bio *bio,
+			       struct pending_entry *e)
 {
 	struct bio *clone;
 	u32 left = e->data_len;
 	unsigned int i;
 
 	if (!e->data_len) {
+		/* fails only to clone an integrity payload */
 		clone = bio_alloc_clone(fc->data_dev->bdev, bio, GFP_NOIO,
 					&fc->bs);
+		if (!clone)
+			return -ENOMEM;
 		/* dm polls the bio it mapped, never this one */
 		clone->bi_opf &= ~REQ_POLLED;
 		goto submit;
@@ -595,6 +600,7 @@ submit:
 	clone->bi_private = bio;
 	clone->bi_end_io = logged_clone_end_io;
 	dm_submit_bio_remap(bio, clone);
+	return 0;
 }
 
 static int flushlog_map(struct dm_target *ti, struct bio *bio)
@@ -615,13 +621,17 @@ static int flushlog_map(struct dm_target *ti, struct bio *bio)
 		return DM_MAPIO_REMAPPED;
 
 	r = prepare_entry(fc, bio, &pb->entry);
+	if (!r && pb->entry && (pb->entry->data_len || fc->on_full_fail)) {
+		r = submit_logged_clone(fc, bio, pb->entry);
+		if (!r)
+			return DM_MAPIO_SUBMITTED;
+		release_log_space(fc, pb->entry->log_sectors);
+		free_pending_entry(fc, pb->entry);
+		pb->entry = NULL;
+	}
 	if (r) {
 		bio->bi_status = errno_to_blk_status(r);
 		bio_endio(bio);
-		return DM_MAPIO_SUBMITTED;
-	}
-	if (pb->entry && (pb->entry->data_len || fc->on_full_fail)) {
-		submit_logged_clone(fc, bio, pb->entry);
 		return DM_MAPIO_SUBMITTED;
 	}
 	return DM_MAPIO_REMAPPED;
@@ -752,9 +762,10 @@ static void release_held(struct flushlog_c *fc)
 }
 
 /*
- * Every page of a log bio is a pool page it owns, each in it once.  Log
- * bios may complete out of order: logged_sector moves up only over a
- * run of completed ones, which are put only then.
+ * Every page of a log bio is a pool page it owns, each in it once.  With
+ * on_full=fail, log bios may complete out of order: logged_sector moves
+ * up only over a run of completed ones, which are put only then, and the
+ * bios held for their entries are released.
  */
 static void log_end_io(struct bio *bio)
 {
@@ -774,6 +785,10 @@ static void log_end_io(struct bio *bio)
 		mempool_free(bv->bv_page, fc->page_pool);
 		bytes += PAGE_SIZE;
 	}
+	if (!fc->on_full_fail) {
+		bio_put(bio);
+		goto account;
+	}
 
 	spin_lock_irqsave(&fc->lock, flags);
 	lb->done = true;
@@ -788,6 +803,7 @@ static void log_end_io(struct bio *bio)
 		bio_put(&lb->bio);
 	release_held(fc);
 
+account:
 	/* wake under the lock: drain_log's caller may free fc next */
 	spin_lock_irqsave(&fc->lock, flags);
 	fc->pending -= bytes;
@@ -804,7 +820,9 @@ static struct bio *new_log_bio(struct flushlog_c *fc)
 	struct log_bio *lb;
 	struct bio *bio;
 
-	bio = bio_alloc_bioset(fc->log_dev->bdev, BIO_MAX_VECS, REQ_OP_WRITE,
+	/* with on_full=fail a writer waits for it: not a background write */
+	bio = bio_alloc_bioset(fc->log_dev->bdev, BIO_MAX_VECS,
+			       REQ_OP_WRITE | (fc->on_full_fail ? REQ_SYNC : 0),
 			       GFP_NOIO, &fc->bs);
 	bio->bi_iter.bi_sector = fc->next_sector;
 	bio->bi_end_io = log_end_io;
@@ -812,7 +830,8 @@ static struct bio *new_log_bio(struct flushlog_c *fc)
 	lb = container_of(bio, struct log_bio, bio);
 	lb->done = false;
 	spin_lock_irq(&fc->lock);
-	list_add_tail(&lb->list, &fc->log_bios);
+	if (fc->on_full_fail)
+		list_add_tail(&lb->list, &fc->log_bios);
 	fc->nr_log_bios++;
 	spin_unlock_irq(&fc->lock);
 	return bio;
@@ -1233,7 +1252,7 @@ out:
 
 static int create_pools(struct flushlog_c *fc, struct dm_target *ti)
 {
-	/* log bios and data copies in flight, the super's bio */
+	/* log bios, data copies and clones in flight, the super's bio */
 	if (bioset_init(&fc->bs, 64, offsetof(struct log_bio, bio),
 			BIOSET_NEED_BVECS)) {
 		ti->error = "Cannot allocate log bioset";
