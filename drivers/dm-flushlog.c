@@ -966,7 +966,7 @@ static int write_super(struct flushlog_c *fc, enum flushlog_state state)
 	sb = page_address(page);
 	memset(sb, 0, fc->log_block_size);
 	sb->magic = cpu_to_le64(FLUSHLOG_SUPER_MAGIC);
-	sb->version = cpu_to_le32(FLUSHLOG_VERSION);
+	sb->version = cpu_to_le32(FLUSHLOG_VERSION_COMPLETION_ORDER);
 	sb->log_block_size = cpu_to_le32(fc->log_block_size);
 	sb->data_block_size =
 		cpu_to_le32(bdev_logical_block_size(fc->data_dev->bdev));

@@ -9,7 +9,7 @@
 # image as the version 1 log, whose images fl-mklog's model computes.  A
 # dirty version 2 log with a torn tail is reordered the same way, a
 # version 2 log whose completion ticks go backwards is refused naming the
-# entry, and a version 3 log is refused.
+# entry, and a log of a version this reader does not know (4) is refused.
 . "$FLUSHLOG_TOP/tests/common.sh"
 _require_cmd jq
 
@@ -136,9 +136,9 @@ _expect_exit 3 "$FLUSHLOG" replay -q --no-order-check -o "$TEST_TMP/x.img" "$TES
 echo "completion ticks going backwards are refused: $(cat "$TEST_TMP/stderr")"
 
 # (d) a version this reader does not know
-sed 's/^version 2$/version 3/' "$TEST_TMP/completion.fls" >"$TEST_TMP/v3.fls"
-"$MKLOG" -o "$TEST_TMP/v3.log" "$TEST_TMP/v3.fls"
-_expect_exit 3 "$FLUSHLOG" dump "$TEST_TMP/v3.log"
-grep -q "super block: unsupported version 3 (this reader knows 1 and 2)" "$TEST_TMP/stderr" ||
-	_fail "version 3: $(cat "$TEST_TMP/stderr")"
-echo "version 3 is refused: $(cat "$TEST_TMP/stderr")"
+sed 's/^version 2$/version 4/' "$TEST_TMP/completion.fls" >"$TEST_TMP/v4.fls"
+"$MKLOG" -o "$TEST_TMP/v4.log" "$TEST_TMP/v4.fls"
+_expect_exit 3 "$FLUSHLOG" dump "$TEST_TMP/v4.log"
+grep -q "super block: unsupported version 4 (this reader knows 1 to 3)" "$TEST_TMP/stderr" ||
+	_fail "version 4: $(cat "$TEST_TMP/stderr")"
+echo "version 4 is refused: $(cat "$TEST_TMP/stderr")"

@@ -12,6 +12,9 @@
  *
  * Script lines ('#' starts a comment):
  *   device SECTORS [BLOCK]     data device size in sectors, block size
+ *   adddevice SECTORS [BLOCK]  one more data device (1, 2, ...), listed in
+ *                              the super block of a version 3 log (and of
+ *                              any other, to craft a bad one); no -e
  *   logblock BYTES             log block size (flushlog format)
  *   dirty                      leave the super block dirty (not closed)
  *   version N                  the super block's version (default 1, the
@@ -22,8 +25,10 @@
  *   checksum xxh64|crc32c      the data checksum (default crc32c; xxh64
  *                              sets FLUSHLOG_SF_DATA_XXH64)
  *   write SECTOR NR [fua] [preflush] [meta] [sync] [seed N] [ticks S C]
- *   discard|zeroes|erase SECTOR NR [ticks S C]
- *   flush [ticks S C]
+ *         [dev N]
+ *   discard|zeroes|erase SECTOR NR [ticks S C] [dev N]
+ *   flush [ticks S C] [dev N]          (dev: the data device, default 0;
+ *                              a flush's "baddev N" is not checked)
  *   mark LABEL
  *   empty                      no operation: a log of no entries
  *   raw op=N flags=N sector=N nr=N datalen=N label=S lwflags=N
@@ -55,6 +60,9 @@ enum fmt { FMT_FLUSHLOG, FMT_LOG_WRITES };
 static enum fmt format = FMT_FLUSHLOG;
 static uint64_t dev_sectors = 2048;
 static uint32_t dev_block = 512, log_block = 512;
+/* devices 1, 2, ... of a log of several (adddevice) */
+static uint64_t more_sectors[FLUSHLOG_MAX_DEVICES];
+static uint32_t more_block[FLUSHLOG_MAX_DEVICES], nr_devices = 1;
 static int dirty, nodata, list_layout, data_xxh64;
 static uint32_t version = FLUSHLOG_VERSION_DURABILITY_ORDER;
 static unsigned char *disk;
@@ -128,6 +136,7 @@ struct op {
 	uint32_t data_len;
 	uint64_t submit, complete;
 	const char *label;
+	uint32_t device;
 	int raw;
 };
 
@@ -152,6 +161,7 @@ emit_flushlog(const struct op *o, const unsigned char *data)
 	h.complete_tick = htole64(o->complete);
 	h.time_ns = htole64(o->complete * 1000);
 	h.label_len = htole32((uint32_t)label_len);
+	h.device = htole32(o->device);
 	memcpy(h.label, o->label ? o->label : "",
 	       label_len < sizeof(h.label) ? label_len : sizeof(h.label));
 	h.crc = htole32(fl_crc32c(&h, sizeof(h)));
@@ -224,15 +234,16 @@ do_op(struct op *o)
 {
 	unsigned char *data = NULL;
 	uint64_t end = o->sector + o->nr;
+	uint64_t sectors = o->device ? more_sectors[o->device] : dev_sectors;
 
 	if (!o->submit && !o->complete) {
 		o->submit = ++tick;
 		o->complete = ++tick;
 	}
 	if (!o->raw && o->op != FLUSHLOG_OP_FLUSH && o->op != FLUSHLOG_OP_MARK &&
-	    end > dev_sectors)
-		die("%s %" PRIu64 "+%" PRIu64 " beyond the device", fl_op_name(o->op),
-		    o->sector, o->nr);
+	    end > sectors)
+		die("%s %" PRIu64 "+%" PRIu64 " beyond device %u", fl_op_name(o->op),
+		    o->sector, o->nr, o->device);
 	if (o->op == FLUSHLOG_OP_WRITE && !o->raw) {
 		if (nodata) {
 			o->flags |= FLUSHLOG_F_NO_DATA;
@@ -242,10 +253,11 @@ do_op(struct op *o)
 			if (!data)
 				die("out of memory");
 			fill(data, o->sector, o->nr, o->seed ? o->seed : nr_entries + 1);
-			memcpy(disk + o->sector * 512, data, o->data_len);
+			if (!o->device)
+				memcpy(disk + o->sector * 512, data, o->data_len);
 		}
 	} else if (!o->raw && o->op >= FLUSHLOG_OP_DISCARD &&
-		   o->op <= FLUSHLOG_OP_SECURE_ERASE) {
+		   o->op <= FLUSHLOG_OP_SECURE_ERASE && !o->device) {
 		memset(disk + o->sector * 512, 0, (size_t)o->nr * 512);
 	} else if (o->raw && o->data_len) {
 		data = calloc(1, o->data_len);
@@ -289,6 +301,18 @@ parse_tail(struct op *o, char **tok, int n)
 			o->flags |= FLUSHLOG_F_SYNC;
 		else if (!strcmp(tok[i], "seed") && i + 1 < n)
 			o->seed = num(tok[++i]);
+		else if (!strcmp(tok[i], "dev") && i + 1 < n) {
+			o->device = (uint32_t)num(tok[++i]);
+			if (o->device >= nr_devices)
+				die("dev %u: the script adds %u device%s",
+				    o->device, nr_devices,
+				    nr_devices == 1 ? "" : "s");
+		} else if (!strcmp(tok[i], "baddev") && i + 1 < n) {
+			o->device = (uint32_t)num(tok[++i]);	/* unchecked */
+			if (o->op != FLUSHLOG_OP_FLUSH ||
+			    o->device >= FLUSHLOG_MAX_DEVICES)
+				die("baddev: a flush's, below %d", FLUSHLOG_MAX_DEVICES);
+		}
 		else if (!strcmp(tok[i], "ticks") && i + 2 < n) {
 			o->submit = num(tok[++i]);
 			o->complete = num(tok[++i]);
@@ -359,6 +383,15 @@ write_super(void)
 		memcpy(sb.uuid, uuid, sizeof(uuid));
 		memcpy(&sb.log_id, uuid, 8);
 		sb.create_time_ns = htole64(1);
+		if (version >= FLUSHLOG_VERSION || nr_devices > 1) {
+			sb.nr_devices = htole32(nr_devices);
+			sb.devices[0].sectors = htole64(dev_sectors);
+			sb.devices[0].block_size = htole32(dev_block);
+			for (uint32_t d = 1; d < nr_devices; d++) {
+				sb.devices[d].sectors = htole64(more_sectors[d]);
+				sb.devices[d].block_size = htole32(more_block[d]);
+			}
+		}
 		sb.crc = htole32(fl_crc32c(&sb, sizeof(sb)));
 		memcpy(block, &sb, sizeof(sb));
 		put_at(block, log_block, 0);
@@ -378,6 +411,7 @@ print_fields(void)
 	F(flushlog_super, used_sectors); F(flushlog_super, state);
 	F(flushlog_super, flags); F(flushlog_super, uuid);
 	F(flushlog_super, log_id); F(flushlog_super, create_time_ns);
+	F(flushlog_super, nr_devices); F(flushlog_super, devices);
 	F(flushlog_entry, magic); F(flushlog_entry, crc);
 	F(flushlog_entry, log_id); F(flushlog_entry, seq);
 	F(flushlog_entry, sector); F(flushlog_entry, nr_sectors);
@@ -385,7 +419,7 @@ print_fields(void)
 	F(flushlog_entry, flags); F(flushlog_entry, data_crc);
 	F(flushlog_entry, submit_tick); F(flushlog_entry, complete_tick);
 	F(flushlog_entry, time_ns); F(flushlog_entry, label_len);
-	F(flushlog_entry, label);
+	F(flushlog_entry, device); F(flushlog_entry, label);
 #undef F
 }
 
@@ -428,6 +462,17 @@ run_script(FILE *in)
 			dev_sectors = num(tok[1]);
 			if (n > 2)
 				dev_block = (uint32_t)num(tok[2]);
+			continue;
+		}
+		if (!strcmp(tok[0], "adddevice") && n >= 2 && !started) {
+			if (nr_devices == FLUSHLOG_MAX_DEVICES)
+				die("adddevice: at most %d devices",
+				    FLUSHLOG_MAX_DEVICES);
+			if (expect_dir)
+				die("adddevice: -e models device 0 alone");
+			more_sectors[nr_devices] = num(tok[1]);
+			more_block[nr_devices++] = n > 2 ? (uint32_t)num(tok[2])
+							 : 512;
 			continue;
 		}
 		if (!strcmp(tok[0], "logblock") && n == 2 && !started) {

@@ -67,7 +67,9 @@ state_env(const struct check_run *run, const struct state_result *s,
 	  const char *image, env_fn set, void *ctx)
 {
 	const struct fl_point *p = s->point;
-	char point[24], entry[24];
+	uint32_t nr_devices = fl_log_info(run->log)->nr_devices;
+	char point[24], entry[24], devices[FLUSHLOG_MAX_DEVICES * 42] = "";
+	size_t used = 0;
 
 	snprintf(point, sizeof(point), "%" PRIu64, p->number);
 	snprintf(entry, sizeof(entry), "%" PRId64, (int64_t)p->nr_applied - 1);
@@ -81,6 +83,15 @@ state_env(const struct check_run *run, const struct state_result *s,
 	    fl_log_label(run->log, p->nr_applied - 1) : NULL);
 	set(ctx, "FLUSHLOG_LAST_MARK", fl_log_last_mark(run->log, p->nr_applied));
 	set(ctx, "FLUSHLOG_AFTER_MARK", fl_state_after_mark(run->log, s->st, p->nr_applied));
+	/* a log of several devices: where each is in the image */
+	for (uint32_t d = 0; d < nr_devices && nr_devices > 1; d++) {
+		const struct fl_device *dev = fl_log_device(run->log, d);
+
+		used += snprintf(devices + used, sizeof(devices) - used,
+				 "%s%" PRIu64 "+%" PRIu64, d ? " " : "",
+				 dev->image_sector, dev->sectors);
+	}
+	set(ctx, "FLUSHLOG_DEVICES", nr_devices > 1 ? devices : NULL);
 }
 
 static void

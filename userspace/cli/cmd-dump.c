@@ -24,10 +24,25 @@ print_entry_text(const struct fl_log *log, uint64_t seq)
 	rwbs(e, letters);
 	printf("%8" PRIu64 " %8" PRIu64 " %-12s %-5s", seq, e->seq,
 	       fl_op_name(e->op), letters);
+	if (fl_log_info(log)->nr_devices > 1) {
+		/* device:sector, the device alone where there is no range */
+		char where[32];
+
+		if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK)
+			snprintf(where, sizeof(where), "%u:-", e->device);
+		else
+			snprintf(where, sizeof(where), "%u:%" PRIu64, e->device,
+				 e->sector);
+		printf(" %12s", where);
+	} else if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK) {
+		printf(" %12s", "-");
+	} else {
+		printf(" %12" PRIu64, e->sector);
+	}
 	if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK)
-		printf(" %12s %8s", "-", "-");
+		printf(" %8s", "-");
 	else
-		printf(" %12" PRIu64 " %8u", e->sector, e->nr_sectors);
+		printf(" %8u", e->nr_sectors);
 	printf(" %10" PRIu64 " %10" PRIu64 " %-5s", e->submit_tick,
 	       e->complete_tick, e->flags & FL_ENTRY_CRASH_POINT ? "point" : "");
 	if (e->op == FLUSHLOG_OP_MARK) {
@@ -59,6 +74,7 @@ print_entry_json(const struct fl_log *log, uint64_t seq)
 	      cli_json_add(o, "logged_seq", json_object_new_uint64(e->seq)) ||
 	      cli_json_add(o, "op", json_object_new_string(fl_op_name(e->op))) ||
 	      cli_json_add(o, "rwbs", json_object_new_string(letters)) ||
+	      cli_json_add(o, "device", json_object_new_uint64(e->device)) ||
 	      cli_json_add(o, "sector", json_object_new_uint64(e->sector)) ||
 	      cli_json_add(o, "nr_sectors", json_object_new_uint64(e->nr_sectors)) ||
 	      add_bool(o, "preflush", e->flags & FLUSHLOG_F_PREFLUSH) ||

@@ -72,6 +72,14 @@ print_text(const char *path, const struct fl_log *log)
 	printf("data block size:  %u\n", info->data_block_size);
 	printf("data device:      %" PRIu64 " sectors%s\n", info->data_sectors,
 	       info->data_size_known ? "" : " (highest sector written; the format does not record the size)");
+	for (uint32_t d = 1; d < info->nr_devices; d++)
+		if (!fl_log_device(log, d)->sectors)
+			printf("data device %u:    absent (no entry)\n", d);
+		else
+			printf("data device %u:    %" PRIu64 " sectors of %u-byte blocks, from sector %" PRIu64 " of an image of all\n",
+		       d, fl_log_device(log, d)->sectors,
+		       fl_log_device(log, d)->block_size,
+		       fl_log_device(log, d)->image_sector);
 	printf("log size:         %" PRIu64 " bytes, %" PRIu64 " used\n",
 	       info->log_bytes, info->used_bytes);
 	printf("entries:          %" PRIu64 "\n", info->nr_entries);
@@ -135,6 +143,33 @@ add_torn(struct json_object *o, const struct fl_log_info *info)
 	return cli_json_add(o, "torn", torn);
 }
 
+/* "devices": each data device's sectors and block size */
+static int
+add_devices(struct json_object *o, const struct fl_log *log)
+{
+	struct json_object *devs = json_object_new_array();
+
+	if (!devs)
+		return -1;
+	for (uint32_t d = 0; d < fl_log_info(log)->nr_devices; d++) {
+		const struct fl_device *dev = fl_log_device(log, d);
+		struct json_object *one = json_object_new_object();
+
+		if (!one || json_object_array_add(devs, one)) {
+			json_object_put(one);
+			json_object_put(devs);
+			return -1;
+		}
+		if (add_u64(one, "sectors", dev->sectors) ||
+		    add_u64(one, "block_size", dev->block_size) ||
+		    add_u64(one, "image_sector", dev->image_sector)) {
+			json_object_put(devs);
+			return -1;
+		}
+	}
+	return cli_json_add(o, "devices", devs);
+}
+
 /* -1 if out of memory */
 static int
 print_json(const char *path, const struct fl_log *log)
@@ -160,6 +195,7 @@ print_json(const char *path, const struct fl_log *log)
 	      add_u64(o, "data_block_size", info->data_block_size) ||
 	      add_u64(o, "data_sectors", info->data_sectors) ||
 	      add_bool(o, "data_size_known", info->data_size_known) ||
+	      add_devices(o, log) ||
 	      add_u64(o, "log_bytes", info->log_bytes) ||
 	      add_u64(o, "used_bytes", info->used_bytes) ||
 	      add_u64(o, "entries", info->nr_entries) ||

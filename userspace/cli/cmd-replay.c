@@ -26,8 +26,8 @@ enum {
 };
 
 static const struct cli_option replay_options[] = {
-	[OPT_OUTPUT] = { "output", 'o', "IMAGE",
-			 "write the state to IMAGE (file or block device)" },
+	[OPT_OUTPUT] = { "output", 'o', "[DEV=|all=]IMAGE",
+			 "write the state to IMAGE (file or block device); of a log of several devices, device DEV's state (repeat for each), or all of them" },
 	[OPT_TO] = { "to", 't', "POINT", "replay up to POINT (default end)" },
 	[OPT_STATE] = { "state", 0, "NAME",
 			"build crash state NAME, as 'flushlog check' names it" },
@@ -44,8 +44,53 @@ static const struct cli_option replay_options[] = {
 
 struct replay_args {
 	const char *log_path, *output, *to, *from, *base, *state;
+	uint32_t device;	/* output's device, or FL_ALL_DEVICES */
 	bool in_place, quiet, check_order;
+	/* every --output: [DEV=]IMAGE, device -1 where no DEV= was given,
+	 * FL_ALL_DEVICES for all= */
+	struct {
+		const char *path;
+		long device;
+	} outputs[FLUSHLOG_MAX_DEVICES];
+	unsigned int nr_outputs;
 };
+
+/*
+ * "DEV=IMAGE", DEV a device number, or "all=IMAGE" (every device, one
+ * after another); otherwise all of it is the path.
+ */
+static void
+parse_output(const struct cli_command *cmd, struct replay_args *a,
+	     const char *arg)
+{
+	const char *eq = strchr(arg, '='), *path = arg;
+	long dev = -1;
+
+	if (a->nr_outputs == FLUSHLOG_MAX_DEVICES)
+		cli_usage_error(cmd, "more than %d --output images",
+				FLUSHLOG_MAX_DEVICES);
+	if (eq && eq - arg == 3 && !strncmp(arg, "all", 3)) {
+		dev = FL_ALL_DEVICES;
+		path = eq + 1;
+	} else if (eq && eq > arg &&
+		   strspn(arg, "0123456789") == (size_t)(eq - arg)) {
+		errno = 0;
+		dev = strtol(arg, NULL, 10);
+		if (errno || dev >= FLUSHLOG_MAX_DEVICES)
+			cli_usage_error(cmd, "--output %s: no device %.*s (at most %d devices)",
+					arg, (int)(eq - arg), arg,
+					FLUSHLOG_MAX_DEVICES);
+		path = eq + 1;
+	}
+	if (!*path)
+		cli_usage_error(cmd, "--output %s: no image named", arg);
+	for (unsigned int i = 0; i < a->nr_outputs; i++)
+		if (a->outputs[i].device == dev)
+			cli_usage_error(cmd, "--output %s names its device twice",
+					arg);
+	a->outputs[a->nr_outputs].path = path;
+	a->outputs[a->nr_outputs++].device = dev;
+}
 
 static void
 show_progress(void *arg, uint64_t done, uint64_t total)
@@ -167,7 +212,7 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 	while ((opt = cli_next_option(cmd, argc, argv, &arg)) >= 0) {
 		switch (opt) {
 		case OPT_OUTPUT:
-			a->output = arg;
+			parse_output(cmd, a, arg);
 			break;
 		case OPT_TO:
 			a->to = arg;
@@ -193,8 +238,14 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 		cli_usage_error(cmd, "expected one LOG");
 	a->quiet = cli_quiet;
 	a->log_path = argv[cli_operand_index()];
-	if (!a->output)
+	if (!a->nr_outputs)
 		cli_usage_error(cmd, "missing --output IMAGE");
+	if (a->nr_outputs > 1 && a->base)
+		cli_usage_error(cmd, "--base is one device's: replay one --output with it");
+	for (unsigned int i = 0; i < a->nr_outputs; i++)
+		if (a->outputs[i].device < 0 && a->nr_outputs > 1)
+			cli_usage_error(cmd, "--output %s: with several images, each is DEV=IMAGE",
+					a->outputs[i].path);
 	if (a->from && !a->in_place)
 		cli_usage_error(cmd, "--from needs --in-place (IMAGE must already hold that state)");
 	if (a->base && a->in_place)
@@ -212,9 +263,12 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
  */
 static uint64_t
 image_size(const struct cli_command *cmd, const struct replay_args *a,
-	   const struct fl_log_info *info)
+	   const struct fl_log *log)
 {
-	uint64_t size = info->data_sectors << FLUSHLOG_SECTOR_SHIFT;
+	const struct fl_log_info *info = fl_log_info(log);
+	const struct fl_device *dev = fl_log_device(log, a->device);
+	uint64_t size = (dev ? dev->sectors : info->image_sectors) <<
+			FLUSHLOG_SECTOR_SHIFT;
 	struct stat st;
 
 	if (info->data_size_known || a->in_place || a->base)
@@ -280,18 +334,17 @@ replay(const struct cli_command *cmd, const struct replay_args *a,
        struct fl_log *log, uint64_t from, uint64_t to,
        const struct fl_state *state)
 {
-	const struct fl_log_info *info = fl_log_info(log);
 	struct fl_error err = { 0 };
 	struct progress progress;
 	struct fl_replay *r;
 	char *tmp_path;
 	int fd, ret;
 
-	fd = prepare_image(cmd, a, image_size(cmd, a, info), &tmp_path);
+	fd = prepare_image(cmd, a, image_size(cmd, a, log), &tmp_path);
 	if (fd < 0)
 		return EXIT_FAILED;
 	progress_init(&progress, "flushlog replay");
-	ret = fl_replay_open(log, fd, &r, &err);
+	ret = fl_replay_open_device(log, a->device, fd, &r, &err);
 	if (!ret) {
 		if (progress.on)
 			fl_replay_set_progress(r, show_progress, &progress);
@@ -334,6 +387,39 @@ replay(const struct cli_command *cmd, const struct replay_args *a,
 	return ret ? cli_report(cmd, &err) : EXIT_OK;
 }
 
+/*
+ * Each image names a device of the log, and in a log of several, which
+ * (or all=); a crash state is always one image of every device.
+ */
+static int
+check_outputs(const struct cli_command *cmd, const struct replay_args *a,
+	      const struct fl_log *log)
+{
+	uint32_t nr = fl_log_info(log)->nr_devices;
+
+	for (unsigned int i = 0; i < a->nr_outputs; i++) {
+		long dev = a->outputs[i].device;
+
+		if (dev < 0 && nr > 1) {
+			fprintf(stderr, "flushlog %s: the log holds %u devices: name the image of each as DEV=IMAGE (0 to %u), or all=IMAGE for one image of them all\n",
+				cmd->name, nr, nr - 1);
+			return EXIT_USAGE;
+		}
+		if (dev >= 0 && dev != FL_ALL_DEVICES && a->state && nr > 1) {
+			fprintf(stderr, "flushlog %s: --state builds one image of every device: name it all=IMAGE\n",
+				cmd->name);
+			return EXIT_USAGE;
+		}
+		if (dev >= (long)nr && dev != FL_ALL_DEVICES) {
+			fprintf(stderr, "flushlog %s: --output %ld=%s: the log holds %u device%s\n",
+				cmd->name, dev, a->outputs[i].path, nr,
+				nr == 1 ? "" : "s");
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
 static int
 run_replay(const struct cli_command *cmd, int argc, char **argv)
 {
@@ -370,7 +456,13 @@ run_replay(const struct cli_command *cmd, int argc, char **argv)
 				a.state ? "state" : "to", a.state ? a.state : a.to,
 				a.from);
 	}
-	ret = replay(cmd, &a, log, from, to, state);
+	ret = check_outputs(cmd, &a, log);
+	for (unsigned int i = 0; i < a.nr_outputs && !ret; i++) {
+		a.output = a.outputs[i].path;
+		a.device = a.outputs[i].device < 0 ? FL_ALL_DEVICES
+						    : (uint32_t)a.outputs[i].device;
+		ret = replay(cmd, &a, log, from, to, state);
+	}
 	fl_state_free(state);
 	fl_log_close(log);
 	return ret;
@@ -378,7 +470,7 @@ run_replay(const struct cli_command *cmd, int argc, char **argv)
 
 const struct cli_command cmd_replay = {
 	.name = "replay",
-	.synopsis = "-o IMAGE [--to POINT | --state NAME] [--base BASE | --in-place [--from POINT]] [--no-order-check] LOG",
+	.synopsis = "-o [DEV=|all=]IMAGE... [--to POINT | --state NAME] [--base BASE | --in-place [--from POINT]] [--no-order-check] LOG",
 	.summary = "Rebuild the data device's contents at a crash point.",
 	.description =
 		"POINT is one of: start, end, entry:N (after entry N), flush:K (the\n"
@@ -409,7 +501,8 @@ const struct cli_command cmd_replay = {
 		"  flushlog replay -o state.img --to flush:12 log.img\n"
 		"  flushlog replay -o dev.img --base before.img --to mark:after-fsync log.img\n"
 		"  flushlog replay --in-place --from flush:12 --to flush:13 -o state.img log.img\n"
-		"  flushlog replay -o state.img --state 1234+1240,1242 log.img",
+		"  flushlog replay -o state.img --state 1234+1240,1242 log.img\n"
+		"  flushlog replay -o 0=data.img -o 1=journal.img --to flush:7 log.img",
 	.options = replay_options,
 	.run = run_replay,
 };

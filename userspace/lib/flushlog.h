@@ -107,6 +107,7 @@ struct fl_entry {
 	uint32_t data_crc;	/* 0 where the format has none */
 	uint16_t op;		/* enum flushlog_op */
 	uint16_t flags;		/* FLUSHLOG_F_* | FL_ENTRY_CRASH_POINT */
+	uint32_t device;	/* data device: 0 but in a version 3 log */
 };
 
 struct fl_counts {
@@ -137,7 +138,23 @@ struct fl_log_info {
 	uint64_t torn_offset;
 	char torn_reason[256];
 	uint64_t index_bytes;		/* memory the index takes */
+	uint32_t nr_devices;		/* data devices; 1 but in version 3 */
+	uint64_t image_sectors;		/* of an image of all devices */
 };
+
+/*
+ * A data device of the log; device 0's figures are also in fl_log_info.
+ * An image of the log (fl_replay_open(), states, check) holds every
+ * device, one after another from image_sector on, each 4 KiB aligned:
+ * for one device, the device itself.
+ */
+struct fl_device {
+	uint64_t sectors;		/* its size (see data_size_known) */
+	uint32_t block_size;		/* its logical block size */
+	uint64_t image_sector;		/* where it starts in an image */
+};
+
+#define FL_ALL_DEVICES	UINT32_MAX	/* fl_replay_open_device(): all */
 
 struct fl_log;
 
@@ -156,6 +173,9 @@ const struct fl_log_info *fl_log_info(const struct fl_log *log);
 const struct fl_counts *fl_log_counts(const struct fl_log *log);
 /* Entry number (0 to nr_entries - 1, durability order); NULL past the end. */
 const struct fl_entry *fl_log_entry(const struct fl_log *log, uint64_t number);
+/* Data device 0 to nr_devices - 1; NULL past the end. */
+const struct fl_device *fl_log_device(const struct fl_log *log,
+				      uint32_t device);
 /* The label of a MARK entry, NUL-terminated; "" for any other entry. */
 const char *fl_log_label(const struct fl_log *log, uint64_t entry);
 const char *fl_format_name(enum fl_format format);
@@ -224,6 +244,14 @@ typedef void (*fl_progress_fn)(void *arg, uint64_t done, uint64_t total);
 
 int fl_replay_open(struct fl_log *log, int image_fd, struct fl_replay **rp,
 		   struct fl_error *err);
+/*
+ * The image is data device `device` of the log: only that device's
+ * entries reach it, at the places in the joint order the log gives them.
+ * FL_ALL_DEVICES: every device, at its fl_device.image_sector, as
+ * fl_replay_open() does.
+ */
+int fl_replay_open_device(struct fl_log *log, uint32_t device, int image_fd,
+			  struct fl_replay **rp, struct fl_error *err);
 int fl_replay_seek(struct fl_replay *r, uint64_t nr_applied,
 		   struct fl_error *err);
 int fl_replay_to(struct fl_replay *r, uint64_t nr_applied,

@@ -19,6 +19,7 @@ struct fl_log {
 	uint64_t size;			/* bytes of log when it was opened */
 	struct fl_log_info info;
 	struct fl_counts counts;
+	struct fl_device devices[FLUSHLOG_MAX_DEVICES];	/* info.nr_devices */
 	struct fl_entry *entries;	/* info.nr_entries of them */
 	uint64_t entries_cap;
 	struct fl_mark *marks;		/* in entry order */
@@ -109,6 +110,22 @@ fl_window_holds(const struct fl_log_window *w, uint64_t off, uint64_t len)
 	return off >= w->lo && off <= w->hi && w->hi - off >= len;
 }
 
+/* Where entry e's range starts in an image of every device. */
+static inline uint64_t
+fl_entry_image_sector(const struct fl_log *log, const struct fl_entry *e)
+{
+	return log->devices[e->device].image_sector + e->sector;
+}
+
+/* The logical block of entry e's device, in sectors. */
+static inline uint32_t
+fl_entry_block_sectors(const struct fl_log *log, const struct fl_entry *e)
+{
+	uint32_t b = log->devices[e->device].block_size >> FLUSHLOG_SECTOR_SHIFT;
+
+	return b ? b : 1;
+}
+
 /* A write whose data has a checksum still to check before it is used. */
 static inline bool
 fl_entry_needs_crc(const struct fl_log *log, const struct fl_entry *e)
@@ -141,8 +158,12 @@ struct fl_ranges {
 
 int fl_ranges_add(struct fl_ranges *s, uint64_t start, uint64_t end);
 int fl_ranges_remove(struct fl_ranges *s, uint64_t start, uint64_t end);
-/* Discards add their sectors, other data entries take theirs away. */
-int fl_ranges_update(struct fl_ranges *s, const struct fl_entry *e);
+/*
+ * Discards add their sectors, other data entries take theirs away: e's
+ * nr_sectors from start on (where its range is in the image at hand).
+ */
+int fl_ranges_update(struct fl_ranges *s, uint64_t start,
+		     const struct fl_entry *e);
 void fl_ranges_free(struct fl_ranges *s);
 /* The first range ending after sector at (touching: or at it). */
 size_t fl_ranges_find(const struct fl_ranges *s, uint64_t at, bool touching);

@@ -381,6 +381,29 @@ fl_window_checksum(struct fl_log_window *w, uint64_t off, uint64_t len,
 	return 0;
 }
 
+/*
+ * An image of every device holds them one after another, each from a
+ * 4 KiB boundary (a loop device's offset, a dm-linear table's start), so
+ * that one image, one undo file and one set of sector ranges serve a
+ * state of several devices.  Sizes are below 2^54 sectors, 16 of them
+ * at most: no sum wraps.
+ */
+#define FL_DEVICE_ALIGN	8	/* sectors */
+
+static void
+place_devices(struct fl_log *log)
+{
+	uint64_t at = 0;
+
+	for (uint32_t d = 0; d < log->info.nr_devices; d++) {
+		if (d)
+			at = (at + FL_DEVICE_ALIGN - 1) & ~(uint64_t)(FL_DEVICE_ALIGN - 1);
+		log->devices[d].image_sector = at;
+		at += log->devices[d].sectors;
+	}
+	log->info.image_sectors = at;
+}
+
 static int
 log_open(const char *path, int fd, unsigned int flags, struct fl_log **logp,
 	 struct fl_error *err)
@@ -417,6 +440,16 @@ log_open(const char *path, int fd, unsigned int flags, struct fl_log **logp,
 			     path, (unsigned long long)magic);
 		ret = -EBADMSG;
 	}
+	if (!ret && !log->info.nr_devices) {
+		/* a format of one device, which says nothing of it */
+		log->info.nr_devices = 1;
+		log->devices[0] = (struct fl_device) {
+			.sectors = log->info.data_sectors,
+			.block_size = log->info.data_block_size,
+		};
+	}
+	if (!ret)
+		place_devices(log);
 	if (!ret && (flags & FL_OPEN_CHECK_ORDER) && log->info.has_ticks) {
 		ret = fl_log_check_order(log, err);
 		log->info.order_verified = !ret;
@@ -491,6 +524,12 @@ const struct fl_counts *
 fl_log_counts(const struct fl_log *log)
 {
 	return &log->counts;
+}
+
+const struct fl_device *
+fl_log_device(const struct fl_log *log, uint32_t device)
+{
+	return device < log->info.nr_devices ? &log->devices[device] : NULL;
 }
 
 const struct fl_entry *

@@ -21,13 +21,21 @@ is_flush(const struct fl_entry *e)
 	       ((e->flags & FLUSHLOG_F_PREFLUSH) && (e->flags & FLUSHLOG_F_FUA));
 }
 
+/*
+ * Where each device's flushes are, for fl_log_check_order(): the last
+ * before the entry being checked, the next after it (FL_NO_ENTRY: none).
+ */
+struct device_flushes {
+	uint64_t prev, next;
+};
+
 int
 fl_log_check_order(const struct fl_log *log, struct fl_error *err)
 {
 	const struct fl_entry *ent = log->entries;
-	uint64_t n = log->info.nr_entries, prev_flush = FL_NO_ENTRY;
-	uint64_t next_flush = FL_NO_ENTRY, last_point = FL_NO_ENTRY;
+	uint64_t n = log->info.nr_entries, last_point = FL_NO_ENTRY;
 	uint64_t waiting_write = FL_NO_ENTRY;	/* logged, awaiting its flush */
+	struct device_flushes dev[FLUSHLOG_MAX_DEVICES];
 
 #define ORDER_ERROR(i, ...) \
 	(fl_set_error(err, FL_ERR_LOG, (i), ent[i].offset, __VA_ARGS__), \
@@ -35,8 +43,11 @@ fl_log_check_order(const struct fl_log *log, struct fl_error *err)
 
 	if (!log->info.has_ticks)
 		return 0;
+	for (unsigned int d = 0; d < FLUSHLOG_MAX_DEVICES; d++)
+		dev[d] = (struct device_flushes) { FL_NO_ENTRY, FL_NO_ENTRY };
 	for (uint64_t i = 0; i < n; i++) {
 		const struct fl_entry *e = &ent[i];
+		struct device_flushes *f = &dev[e->device];
 
 		if (e->flags & FL_ENTRY_CRASH_POINT) {
 			if (last_point != FL_NO_ENTRY &&
@@ -48,31 +59,39 @@ fl_log_check_order(const struct fl_log *log, struct fl_error *err)
 			last_point = i;
 		}
 		if (is_flush(e)) {
-			prev_flush = i;
-			waiting_write = FL_NO_ENTRY;
-			continue;
+			f->prev = i;
+			if (waiting_write != FL_NO_ENTRY &&
+			    ent[waiting_write].device == e->device)
+				waiting_write = FL_NO_ENTRY;
 		}
-		/* the writes before a point are durable there: a flush must come first */
+		/*
+		 * The writes before a point are durable there: a flush of
+		 * their own device must come first.  (A flush of another
+		 * device is a point too, so waiting_write is always the
+		 * flushed device's or none.)
+		 */
 		if ((e->flags & FL_ENTRY_CRASH_POINT) && waiting_write != FL_NO_ENTRY)
 			return ORDER_ERROR(i, "entry %" PRIu64 " at offset %" PRIu64 ": crash point logged after entry %" PRIu64 ", a write no flush had made durable yet",
 					   i, e->offset, waiting_write);
-		if (!fl_changes_data(e) || (e->flags & FLUSHLOG_F_FUA))
+		if (is_flush(e) || !fl_changes_data(e) ||
+		    (e->flags & FLUSHLOG_F_FUA))
 			continue;
 		/* a write that waited for a flush: the right one? */
-		if (prev_flush != FL_NO_ENTRY &&
-		    e->complete_tick < ent[prev_flush].submit_tick)
+		if (f->prev != FL_NO_ENTRY &&
+		    e->complete_tick < ent[f->prev].submit_tick)
 			return ORDER_ERROR(i, "entry %" PRIu64 " at offset %" PRIu64 ": write completed at tick %" PRIu64 " is logged after flush entry %" PRIu64 ", issued at tick %" PRIu64 ", which made it durable",
 					   i, e->offset, e->complete_tick,
-					   prev_flush, ent[prev_flush].submit_tick);
-		if (next_flush == FL_NO_ENTRY || next_flush < i)
-			for (next_flush = i + 1; next_flush < n &&
-			     !is_flush(&ent[next_flush]); next_flush++)
+					   f->prev, ent[f->prev].submit_tick);
+		if (f->next == FL_NO_ENTRY || f->next < i)
+			for (f->next = i + 1; f->next < n &&
+			     (!is_flush(&ent[f->next]) ||
+			      ent[f->next].device != e->device); f->next++)
 				;
-		if (next_flush < n &&
-		    e->complete_tick >= ent[next_flush].submit_tick)
+		if (f->next < n &&
+		    e->complete_tick >= ent[f->next].submit_tick)
 			return ORDER_ERROR(i, "entry %" PRIu64 " at offset %" PRIu64 ": write completed at tick %" PRIu64 " is logged before flush entry %" PRIu64 ", issued earlier at tick %" PRIu64 ", which does not cover it",
 					   i, e->offset, e->complete_tick,
-					   next_flush, ent[next_flush].submit_tick);
+					   f->next, ent[f->next].submit_tick);
 		waiting_write = i;
 	}
 	return 0;
@@ -104,6 +123,14 @@ struct reorder {
 	struct fl_mark *next_mark;	/* marks keep their order: renumber */
 };
 
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void
 emit(struct reorder *r, uint64_t i)
 {
@@ -114,18 +141,21 @@ emit(struct reorder *r, uint64_t i)
 
 /*
  * What a version 1 writer did in memory: a write that changes data
- * without FUA waits, in completion order, until a flush submitted after it
- * completed, and goes just before that flush; the flush takes a prefix of
- * the waiting writes, since they are in completion order.  FUA writes,
- * marks and flushes stay where they are, and writes no flush covered go
- * last.  Stable, and each entry is moved once.
+ * without FUA waits, in completion order, until a flush of its device
+ * submitted after it completed, and goes just before that flush; the
+ * flush takes a prefix of its device's waiting writes, since they are in
+ * completion order.  FUA writes, marks and flushes stay where they are,
+ * and writes no flush covered go last, in completion order.  Stable, and
+ * each entry is moved once.
  */
 int
 fl_log_to_durability_order(struct fl_log *log, struct fl_error *err)
 {
-	uint64_t n = log->info.nr_entries, head = 0, tail = 0;
+	uint64_t n = log->info.nr_entries, nr_left = 0;
 	struct reorder r = { .in = log->entries, .next_mark = log->marks };
-	uint64_t *waiting;
+	/* each device's waiting writes, oldest first, linked by next[] */
+	uint64_t head[FLUSHLOG_MAX_DEVICES], tail[FLUSHLOG_MAX_DEVICES];
+	uint64_t *waiting, *next;
 	int ret;
 
 	ret = check_completion_order(log, err);
@@ -133,29 +163,50 @@ fl_log_to_durability_order(struct fl_log *log, struct fl_error *err)
 		return ret;
 	r.out = malloc(n * sizeof(*r.out));
 	waiting = malloc(n * sizeof(*waiting));
-	if (!r.out || !waiting) {
+	next = malloc(n * sizeof(*next));
+	if (!r.out || !waiting || !next) {
 		free(r.out);
 		free(waiting);
+		free(next);
 		return fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "out of memory putting %" PRIu64 " entries in durability order",
 				    n), -ENOMEM;
 	}
+	/* next[] links each device's queue of waiting entries */
+	for (unsigned int d = 0; d < FLUSHLOG_MAX_DEVICES; d++)
+		head[d] = tail[d] = FL_NO_ENTRY;
 	for (uint64_t i = 0; i < n; i++) {
 		const struct fl_entry *e = &r.in[i];
+		unsigned int d = e->device;
 
 		if (is_flush(e)) {
-			while (head < tail &&
-			       r.in[waiting[head]].complete_tick < e->submit_tick)
-				emit(&r, waiting[head++]);
+			while (head[d] != FL_NO_ENTRY &&
+			       r.in[head[d]].complete_tick < e->submit_tick) {
+				emit(&r, head[d]);
+				head[d] = next[head[d]];
+			}
+			if (head[d] == FL_NO_ENTRY)
+				tail[d] = FL_NO_ENTRY;
 		} else if (fl_changes_data(e) && !(e->flags & FLUSHLOG_F_FUA)) {
-			waiting[tail++] = i;
+			next[i] = FL_NO_ENTRY;
+			if (tail[d] == FL_NO_ENTRY)
+				head[d] = i;
+			else
+				next[tail[d]] = i;
+			tail[d] = i;
 			continue;
 		}
 		emit(&r, i);
 	}
-	while (head < tail)
-		emit(&r, waiting[head++]);
+	/* what no flush covered, every device's, in completion order */
+	for (unsigned int d = 0; d < FLUSHLOG_MAX_DEVICES; d++)
+		for (uint64_t j = head[d]; j != FL_NO_ENTRY; j = next[j])
+			waiting[nr_left++] = j;
+	qsort(waiting, nr_left, sizeof(*waiting), cmp_u64);
+	for (uint64_t j = 0; j < nr_left; j++)
+		emit(&r, waiting[j]);
 	free(waiting);
+	free(next);
 	free(log->entries);
 	log->entries = r.out;
 	log->entries_cap = n;

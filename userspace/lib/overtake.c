@@ -205,7 +205,9 @@ fl_newer_apply(struct fl_newer *m, const struct fl_log *log, uint64_t seq,
 	       void *arg, struct fl_error *err)
 {
 	const struct fl_entry *e = &log->entries[seq];
-	uint64_t at = e->sector + first, end = at + count, stop;
+	/* image sectors: entries of several devices never share one */
+	uint64_t start = fl_entry_image_sector(log, e);
+	uint64_t at = start + first, end = at + count, stop;
 	bool overtakes = e->flags & FL_ENTRY_OVERTAKES;
 	int ret = 0;
 
@@ -228,7 +230,7 @@ fl_newer_apply(struct fl_newer *m, const struct fl_log *log, uint64_t seq,
 		} else {
 			stop = held ? held->start : end;
 		}
-		ret = fn ? fn(arg, seq, at - e->sector, stop - at) : 0;
+		ret = fn ? fn(arg, seq, at - start, stop - at) : 0;
 		if (!ret && raise && newer_set(m, at, stop, e->submit_tick))
 			return fl_set_error(err, FL_ERR_NOMEM, seq, e->offset,
 					    "out of memory noting which sectors entry %" PRIu64 " holds",

@@ -55,6 +55,7 @@
 
 struct fl_replay {
 	struct fl_log *log;
+	uint32_t device;		/* the image's device, or FL_ALL_DEVICES */
 	int fd;
 	bool is_blockdev;
 	uint64_t image_bytes;
@@ -203,12 +204,42 @@ int
 fl_replay_open(struct fl_log *log, int image_fd, struct fl_replay **rp,
 	       struct fl_error *err)
 {
+	return fl_replay_open_device(log, FL_ALL_DEVICES, image_fd, rp, err);
+}
+
+/* Whether entry e is one of the image's devices'. */
+static bool
+fl_replay_takes(const struct fl_replay *r, const struct fl_entry *e)
+{
+	return r->device == FL_ALL_DEVICES || e->device == r->device;
+}
+
+/* Where entry e's range starts in the image. */
+static uint64_t
+image_sector(const struct fl_replay *r, const struct fl_entry *e)
+{
+	return r->device == FL_ALL_DEVICES ? fl_entry_image_sector(r->log, e)
+					   : e->sector;
+}
+
+int
+fl_replay_open_device(struct fl_log *log, uint32_t device, int image_fd,
+		      struct fl_replay **rp, struct fl_error *err)
+{
 	const struct fl_log_info *info = &log->info;
+	const struct fl_device *dev = fl_log_device(log, device);
+	uint64_t need = dev ? dev->sectors : info->image_sectors;
 	struct fl_replay *r;
 	struct stat st;
 	uint64_t size;
 
 	*rp = NULL;
+	if ((!dev && device != FL_ALL_DEVICES) || (dev && !dev->sectors))
+		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
+				    "no device %u: the log holds %u%s", device,
+				    info->nr_devices,
+				    dev ? ", and lists that one as absent" : ""),
+		       -EINVAL;
 	if (fstat(image_fd, &st) < 0)
 		return fl_set_error(err, FL_ERR_OUTPUT, FL_NO_ENTRY,
 				    FL_NO_ENTRY, "cannot stat the image: %s",
@@ -227,13 +258,12 @@ fl_replay_open(struct fl_log *log, int image_fd, struct fl_replay **rp,
 				    "the image is not a regular file or block device"),
 		       -EINVAL;
 	}
-	if (info->data_size_known &&
-	    size < info->data_sectors << FLUSHLOG_SECTOR_SHIFT)
+	if (info->data_size_known && size < need << FLUSHLOG_SECTOR_SHIFT)
 		return fl_set_error(err, FL_ERR_OUTPUT, FL_NO_ENTRY,
 				    FL_NO_ENTRY,
-				    "the image has %" PRIu64 " bytes, smaller than the logged device's %" PRIu64,
-				    size,
-				    info->data_sectors << FLUSHLOG_SECTOR_SHIFT),
+				    "the image has %" PRIu64 " bytes, smaller than the logged device%s %" PRIu64,
+				    size, dev ? "'s" : "s'",
+				    need << FLUSHLOG_SECTOR_SHIFT),
 		       -ENOSPC;
 	r = calloc(1, sizeof(*r));
 	if (!r || fl_window_init(&r->window, log, WINDOW_SIZE)) {
@@ -242,6 +272,7 @@ fl_replay_open(struct fl_log *log, int image_fd, struct fl_replay **rp,
 				    FL_NO_ENTRY, "out of memory"), -ENOMEM;
 	}
 	r->log = log;
+	r->device = device;
 	r->fd = image_fd;
 	r->checked = FL_NO_ENTRY;
 	r->is_blockdev = S_ISBLK(st.st_mode);
@@ -262,7 +293,8 @@ note_applied(struct fl_replay *r, uint64_t nr_applied, struct fl_error *err)
 
 	fl_newer_clear(&r->newer);
 	for (uint64_t i = r->log->first_overtaking; i < nr_applied && !ret; i++)
-		ret = fl_newer_apply(&r->newer, r->log, i, 0,
+		ret = !fl_replay_takes(r, &r->log->entries[i]) ? 0 :
+		      fl_newer_apply(&r->newer, r->log, i, 0,
 				     r->log->entries[i].nr_sectors, NULL, NULL,
 				     err);
 	return ret;
@@ -530,7 +562,8 @@ apply_sectors(struct fl_replay *r, uint64_t seq, uint64_t first,
 	const struct fl_entry *e = &log->entries[seq];
 	uint64_t skip = first << FLUSHLOG_SECTOR_SHIFT;
 	uint64_t len = count << FLUSHLOG_SECTOR_SHIFT;
-	uint64_t start = (e->sector << FLUSHLOG_SECTOR_SHIFT) + skip;
+	uint64_t at = image_sector(r, e);
+	uint64_t start = (at << FLUSHLOG_SECTOR_SHIFT) + skip;
 	int ret;
 
 	if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK)
@@ -539,7 +572,7 @@ apply_sectors(struct fl_replay *r, uint64_t seq, uint64_t first,
 	if (first + count > e->nr_sectors)
 		return entry_error(err, FL_ERR_ARG, seq, e->offset,
 				   "sectors to apply beyond the entry's", -EINVAL);
-	if (e->sector > r->image_bytes >> FLUSHLOG_SECTOR_SHIFT ||
+	if (at > r->image_bytes >> FLUSHLOG_SECTOR_SHIFT ||
 	    start + len > r->image_bytes)
 		return entry_error(err, FL_ERR_OUTPUT, seq, e->offset,
 				   "range ends beyond the end of the image", -ENOSPC);
@@ -592,6 +625,8 @@ newest(struct fl_replay *r, uint64_t seq, uint64_t first, uint64_t count,
 {
 	const struct fl_entry *e = &r->log->entries[seq];
 
+	if (!fl_replay_takes(r, e))	/* another device's image has it */
+		return 0;
 	if (fn == apply_piece && r->newer.n && e->op == FLUSHLOG_OP_WRITE &&
 	    !(e->flags & FLUSHLOG_F_NO_DATA)) {
 		int ret = check_data(r, seq, r->err);
@@ -783,9 +818,8 @@ note_discard(void *arg, uint64_t seq, uint64_t first, uint64_t count)
 	const struct fl_entry *e = &r->log->entries[seq];
 	struct fl_entry part = *e;
 
-	part.sector += first;
 	part.nr_sectors = (uint32_t)count;
-	return fl_ranges_update(r->kept, &part);
+	return fl_ranges_update(r->kept, image_sector(r, e) + first, &part);
 }
 
 static int
@@ -818,7 +852,7 @@ restore_entry(void *arg, uint64_t seq, uint64_t first, uint64_t count)
 {
 	struct fl_replay *r = arg;
 	const struct fl_entry *e = &r->log->entries[seq];
-	uint64_t start = e->sector + first, end = start + count;
+	uint64_t at = image_sector(r, e), start = at + first, end = start + count;
 	const struct fl_ranges *kept = r->kept;
 	int ret = 0;
 
@@ -831,7 +865,7 @@ restore_entry(void *arg, uint64_t seq, uint64_t first, uint64_t count)
 		uint64_t b = kept->v[i].end < end ? kept->v[i].end : end;
 
 		if (e->op == FLUSHLOG_OP_WRITE) {
-			ret = apply_sectors(r, seq, a - e->sector, b - a, r->err);
+			ret = apply_sectors(r, seq, a - at, b - a, r->err);
 		} else {
 			ret = r->nr_iov ? write_run(r, r->err) : 0;
 			if (!ret)

@@ -49,6 +49,88 @@ crc_matches(const void *hdr, size_t crc_offset, uint32_t *want)
 	return fl_le32(stored) == *want;
 }
 
+static bool
+valid_block_size(uint32_t size)
+{
+	return fl_is_pow2(size) && size >= FLUSHLOG_MIN_BLOCK_SIZE &&
+	       size <= FLUSHLOG_MAX_BLOCK_SIZE;
+}
+
+static bool
+valid_device_size(uint64_t sectors, uint32_t block_size)
+{
+	return sectors && sectors <= (UINT64_MAX >> 10) &&
+	       !((sectors << FLUSHLOG_SECTOR_SHIFT) % block_size);
+}
+
+/*
+ * The data devices: a version 3 super block lists them, and device 0
+ * repeats the fields that versions 1 and 2 have for their one device.  A
+ * number no device has used yet is listed as zeroes: absent.
+ */
+static int
+check_devices(struct fl_log *log, const struct flushlog_super *sb,
+	      struct fl_error *err)
+{
+	struct fl_log_info *info = &log->info;
+	uint32_t nr = fl_le32(sb->nr_devices);
+	const unsigned char *rest;
+
+#define DEVICES_BAD(...) \
+	(fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0, "super block: " \
+		      __VA_ARGS__), -EBADMSG)
+
+	if (info->version < FLUSHLOG_VERSION) {
+		rest = (const unsigned char *)&sb->nr_devices;
+		for (size_t i = 0; i < offsetof(struct flushlog_super, reserved) -
+		     offsetof(struct flushlog_super, nr_devices); i++)
+			if (rest[i])
+				return DEVICES_BAD("a version %u log has a device table",
+						   info->version);
+		info->nr_devices = 1;
+		log->devices[0] = (struct fl_device) {
+			.sectors = info->data_sectors,
+			.block_size = info->data_block_size,
+		};
+		return 0;
+	}
+	if (!nr || nr > FLUSHLOG_MAX_DEVICES)
+		return DEVICES_BAD("invalid device count %u (1 to %u)", nr,
+				   FLUSHLOG_MAX_DEVICES);
+	if (sb->reserved1)
+		return DEVICES_BAD("reserved field is not zero");
+	info->nr_devices = nr;
+	for (uint32_t d = 0; d < FLUSHLOG_MAX_DEVICES; d++) {
+		const struct flushlog_device *dev = &sb->devices[d];
+		struct fl_device *to = &log->devices[d];
+
+		if (d >= nr) {
+			if (dev->sectors || dev->block_size || dev->reserved)
+				return DEVICES_BAD("device %u of %u is listed", d,
+						   nr);
+			continue;
+		}
+		to->sectors = fl_le64(dev->sectors);
+		to->block_size = fl_le32(dev->block_size);
+		if (!to->sectors && !to->block_size && !dev->reserved)
+			continue;	/* absent */
+		if (!valid_block_size(to->block_size) || dev->reserved)
+			return DEVICES_BAD("device %u: invalid block size %u",
+					   d, to->block_size);
+		if (!valid_device_size(to->sectors, to->block_size))
+			return DEVICES_BAD("device %u: invalid size %" PRIu64 " sectors",
+					   d, to->sectors);
+	}
+	if (log->devices[0].sectors != info->data_sectors ||
+	    log->devices[0].block_size != info->data_block_size)
+		return DEVICES_BAD("device 0 (%" PRIu64 " sectors of %u bytes) differs from the data device (%" PRIu64 " sectors of %u bytes)",
+				   log->devices[0].sectors,
+				   log->devices[0].block_size,
+				   info->data_sectors, info->data_block_size);
+	return 0;
+#undef DEVICES_BAD
+}
+
 static int
 check_super(struct fl_log *log, const struct flushlog_super *sb,
 	    struct fl_error *err)
@@ -56,15 +138,16 @@ check_super(struct fl_log *log, const struct flushlog_super *sb,
 	struct fl_log_info *info = &log->info;
 	uint32_t want, state, flags, version;
 	uint64_t used;
+	int ret;
 
 #define SUPER_BAD(...) \
 	(fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0, "super block: " \
 		      __VA_ARGS__), -EBADMSG)
 
 	version = fl_le32(sb->version);
-	if (version != FLUSHLOG_VERSION_DURABILITY_ORDER &&
-	    version != FLUSHLOG_VERSION)
-		return SUPER_BAD("unsupported version %u (this reader knows %u and %u)",
+	if (version < FLUSHLOG_VERSION_DURABILITY_ORDER ||
+	    version > FLUSHLOG_VERSION)
+		return SUPER_BAD("unsupported version %u (this reader knows %u to %u)",
 				 version, FLUSHLOG_VERSION_DURABILITY_ORDER,
 				 FLUSHLOG_VERSION);
 	if (!crc_matches(sb, offsetof(struct flushlog_super, crc), &want))
@@ -84,21 +167,21 @@ check_super(struct fl_log *log, const struct flushlog_super *sb,
 	state = fl_le32(sb->state);
 	used = fl_le64(sb->used_sectors);
 
-	if (!fl_is_pow2(info->log_block_size) ||
-	    info->log_block_size < FLUSHLOG_MIN_BLOCK_SIZE ||
-	    info->log_block_size > FLUSHLOG_MAX_BLOCK_SIZE)
+	if (!valid_block_size(info->log_block_size))
 		return SUPER_BAD("invalid log block size %u",
 				 info->log_block_size);
-	if (!fl_is_pow2(info->data_block_size) ||
-	    info->data_block_size < FLUSHLOG_MIN_BLOCK_SIZE ||
-	    info->data_block_size > FLUSHLOG_MAX_BLOCK_SIZE)
+	/* version 3: device 0's, checked in check_devices(), may be absent */
+	if (version < FLUSHLOG_VERSION &&
+	    !valid_block_size(info->data_block_size))
 		return SUPER_BAD("invalid data block size %u",
 				 info->data_block_size);
-	if (!info->data_sectors || info->data_sectors > (UINT64_MAX >> 10) ||
-	    (info->data_sectors << FLUSHLOG_SECTOR_SHIFT) %
-	    info->data_block_size)
+	if (version < FLUSHLOG_VERSION &&
+	    !valid_device_size(info->data_sectors, info->data_block_size))
 		return SUPER_BAD("invalid data device size %" PRIu64 " sectors",
 				 info->data_sectors);
+	ret = check_devices(log, sb, err);
+	if (ret)
+		return ret;
 	if (state != FLUSHLOG_STATE_DIRTY && state != FLUSHLOG_STATE_CLEAN)
 		return SUPER_BAD("invalid state %u", state);
 	if (flags & ~FLUSHLOG_SF_ALL)
@@ -126,11 +209,21 @@ check_header(const struct fl_log *log, const struct fl_entry *e,
 	const struct fl_log_info *info = &log->info;
 	uint32_t label_len = fl_le32(h->label_len);
 	uint64_t end = e->sector + e->nr_sectors;
-	uint32_t align = info->data_block_size >> FLUSHLOG_SECTOR_SHIFT;
+	const struct fl_device *dev;
+	uint32_t align;
 	bool has_range = e->op != FLUSHLOG_OP_FLUSH && e->op != FLUSHLOG_OP_MARK;
 
 	if (e->op < FLUSHLOG_OP_WRITE || e->op > FLUSHLOG_OP_MARK)
 		return snprintf(why, len, "unknown operation %u", e->op), why;
+	if (e->device >= info->nr_devices)
+		return snprintf(why, len, "device %u of a log of %u device%s",
+				e->device, info->nr_devices,
+				info->nr_devices == 1 ? "" : "s"), why;
+	dev = &log->devices[e->device];
+	if (!dev->sectors)
+		return snprintf(why, len, "device %u, which the super block lists as absent",
+				e->device), why;
+	align = dev->block_size >> FLUSHLOG_SECTOR_SHIFT;
 	if (e->flags & ~FLUSHLOG_F_ALL)
 		return snprintf(why, len, "unknown flags 0x%x",
 				e->flags & ~FLUSHLOG_F_ALL), why;
@@ -143,12 +236,14 @@ check_header(const struct fl_log *log, const struct fl_entry *e,
 	if (!has_range && (e->nr_sectors || e->sector || e->data_len))
 		return snprintf(why, len, "%s with a sector range or data",
 				fl_op_name(e->op)), why;
-	if (has_range && (end < e->sector || end > info->data_sectors))
-		return snprintf(why, len, "sectors %" PRIu64 "+%u beyond the data device's %" PRIu64 " sectors",
-				e->sector, e->nr_sectors, info->data_sectors), why;
+	if (has_range && (end < e->sector || end > dev->sectors))
+		return snprintf(why, len, "sectors %" PRIu64 "+%u beyond device %u's %" PRIu64 " sectors",
+				e->sector, e->nr_sectors, e->device,
+				dev->sectors), why;
 	if (has_range && (e->sector % align || e->nr_sectors % align))
-		return snprintf(why, len, "sectors %" PRIu64 "+%u not aligned to the %u-byte data block",
-				e->sector, e->nr_sectors, info->data_block_size), why;
+		return snprintf(why, len, "sectors %" PRIu64 "+%u not aligned to device %u's %u-byte block",
+				e->sector, e->nr_sectors, e->device,
+				dev->block_size), why;
 	if (e->flags & FLUSHLOG_F_NO_DATA) {
 		if (e->op != FLUSHLOG_OP_WRITE || e->data_len ||
 		    !(info->super_flags & FLUSHLOG_SF_NO_DATA))
@@ -237,6 +332,7 @@ read_slot(const struct fl_log *log, struct fl_log_window *w, uint64_t off,
 		.data_crc = fl_le32(h->data_crc),
 		.op = fl_le16(h->op),
 		.flags = fl_le16(h->flags),
+		.device = fl_le32(h->device),
 	};
 	if (check_header(log, e, h, s->why, sizeof(s->why))) {
 		s->status = SLOT_BAD;

@@ -208,7 +208,7 @@ fl_state_image_open(struct fl_log *log, const char *path, int base_fd,
 	im->log = log;
 	im->base_fd = base_fd;
 	im->undo_fd = -1;
-	im->size = log->info.data_sectors << FLUSHLOG_SECTOR_SHIFT;
+	im->size = log->info.image_sectors << FLUSHLOG_SECTOR_SHIFT;
 	if (base_fd >= 0) {
 		uint64_t bytes = file_bytes(base_fd);
 
@@ -260,8 +260,8 @@ touch_entry(struct fl_state_image *im, uint64_t seq, uint64_t first,
 
 	if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK || !count)
 		return 0;
-	return fl_ranges_add(&im->touched, e->sector + first,
-			     e->sector + first + count);
+	return fl_ranges_add(&im->touched, fl_entry_image_sector(im->log, e) + first,
+			     fl_entry_image_sector(im->log, e) + first + count);
 }
 
 /*

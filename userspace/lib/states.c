@@ -99,15 +99,6 @@ add_sat(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-/* Data blocks of sectors: the unit a write is torn at. */
-static uint32_t
-block_sectors(const struct fl_log *log)
-{
-	uint32_t b = log->info.data_block_size >> FLUSHLOG_SECTOR_SHIFT;
-
-	return b ? b : 1;
-}
-
 /* How many places a write of units blocks is cut at: all, or max_torn. */
 static uint32_t
 nr_cuts(uint32_t units, unsigned int max_torn)
@@ -142,7 +133,9 @@ torn_weight(const struct fl_log *log, const struct fl_state_opts *o,
 {
 	if (!(o->models & FL_STATES_TORN) || e->op != FLUSHLOG_OP_WRITE)
 		return 0;
-	return 2ULL * nr_cuts(e->nr_sectors / block_sectors(log), o->max_torn);
+	/* a data block of its device is the unit a write is torn at */
+	return 2ULL * nr_cuts(e->nr_sectors / fl_entry_block_sectors(log, e),
+			      o->max_torn);
 }
 
 static uint64_t
@@ -470,14 +463,14 @@ fl_ranges_free(struct fl_ranges *s)
 
 /* How entry e changes what discards left: add to it, cut it, or neither. */
 int
-fl_ranges_update(struct fl_ranges *s, const struct fl_entry *e)
+fl_ranges_update(struct fl_ranges *s, uint64_t start, const struct fl_entry *e)
 {
-	uint64_t end = e->sector + e->nr_sectors;
+	uint64_t end = start + e->nr_sectors;
 
 	if (e->op == FLUSHLOG_OP_DISCARD)
-		return fl_ranges_add(s, e->sector, end);
+		return fl_ranges_add(s, start, end);
 	if (fl_changes_data(e))
-		return fl_ranges_remove(s, e->sector, end);
+		return fl_ranges_remove(s, start, end);
 	return 0;
 }
 
@@ -488,27 +481,28 @@ fl_ranges_update(struct fl_ranges *s, const struct fl_entry *e)
  */
 static int
 track_discard(struct fl_ranges *written, struct fl_ranges *kept,
-	      const struct fl_entry *e)
+	      const struct fl_log *log, const struct fl_entry *e)
 {
-	uint64_t end = e->sector + e->nr_sectors;
+	uint64_t start = fl_entry_image_sector(log, e);
+	uint64_t end = start + e->nr_sectors;
 	int ret = 0;
 
 	if (e->op == FLUSHLOG_OP_DISCARD) {
-		for (size_t i = fl_ranges_find(written, e->sector, false);
+		for (size_t i = fl_ranges_find(written, start, false);
 		     !ret && i < written->n && written->v[i].start < end; i++)
-			ret = fl_ranges_add(kept, written->v[i].start > e->sector ?
-					    written->v[i].start : e->sector,
+			ret = fl_ranges_add(kept, written->v[i].start > start ?
+					    written->v[i].start : start,
 					    written->v[i].end < end ?
 					    written->v[i].end : end);
-		return ret ? ret : fl_ranges_remove(written, e->sector, end);
+		return ret ? ret : fl_ranges_remove(written, start, end);
 	}
 	if (!fl_changes_data(e))
 		return 0;
 	if (e->op == FLUSHLOG_OP_WRITE)
-		ret = fl_ranges_add(written, e->sector, end);
+		ret = fl_ranges_add(written, start, end);
 	else	/* write-zeroes, secure erase: zeroes for sure */
-		ret = fl_ranges_remove(written, e->sector, end);
-	return ret ? ret : fl_ranges_remove(kept, e->sector, end);
+		ret = fl_ranges_remove(written, start, end);
+	return ret ? ret : fl_ranges_remove(kept, start, end);
 }
 
 /*
@@ -526,10 +520,10 @@ find_discards(const struct fl_log *log, const struct fl_state_opts *o,
 	int ret = 0;
 
 	if (!(o->flags & FL_STATE_OPT_ZERO_BASE))
-		ret = fl_ranges_add(&written, 0, log->info.data_sectors);
+		ret = fl_ranges_add(&written, 0, log->info.image_sectors);
 	for (size_t i = 0; i < nr_points && !ret; i++) {
 		for (; j < plan[i].nr_applied && !ret; j++)
-			ret = track_discard(&written, &kept, &log->entries[j]);
+			ret = track_discard(&written, &kept, log, &log->entries[j]);
 		plan[i].discard = kept.n > 0;
 	}
 	fl_ranges_free(&written);
@@ -818,7 +812,7 @@ set_torn(const struct fl_log *log, const struct fl_state_opts *o,
 	 struct fl_state *s, uint64_t entry, uint64_t i)
 {
 	const struct fl_entry *e = &log->entries[entry];
-	uint32_t bs = block_sectors(log), units = e->nr_sectors / bs;
+	uint32_t bs = fl_entry_block_sectors(log, e), units = e->nr_sectors / bs;
 	uint32_t cuts = nr_cuts(units, o->max_torn);
 	uint32_t cut = cut_at(units, cuts, (uint32_t)(i / 2)) * bs;
 

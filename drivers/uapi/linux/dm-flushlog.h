@@ -2,7 +2,7 @@
 /**
  * DOC: dm-flushlog log format
  *
- * The dm-flushlog on-disk log format, version 2.
+ * The dm-flushlog on-disk log format, version 3.
  *
  * This header is the one definition of the format: the dm-flushlog target,
  * libflushlog and docs/log-format.md all follow it.  Every field is
@@ -42,6 +42,21 @@
  * operation of entry k completed, for every entry k that is a crash point
  * (a FLUSH entry, a write with FLUSHLOG_F_FUA, or a MARK).
  *
+ * Devices.  A version 3 log may hold the writes of several data devices
+ * (up to FLUSHLOG_MAX_DEVICES) in one order and one tick domain: a
+ * filesystem with an external journal, or a raid1, on devices that each
+ * have their own volatile cache.  The super block lists the devices, and
+ * each entry names its own in entry.device; sector ranges are that
+ * device's.  A flush is a device's own: FLUSH entry F of device d makes
+ * durable only d's writes that completed before F was submitted, so a
+ * reader keeps the waiting writes of each device apart.  A crash point of
+ * any device is a crash point of all of them: the writes in entries 0..k
+ * of durability order are, on every device, those guaranteed durable
+ * when the operation of entry k completed.  Versions 1 and 2 have one
+ * device, device 0, and their entry.device is zero.  A writer that adds a
+ * device to a log it has started rewrites the super block, listing it,
+ * before it logs the device's first entry.
+ *
  * Time.  The target keeps one event counter, the tick, and stamps each
  * logged bio when it is submitted (submit_tick) and when it completes
  * (complete_tick); a mark gets one tick for both.  With them a reader needs
@@ -79,7 +94,8 @@
 
 #define FLUSHLOG_SUPER_MAGIC	0x474f4c4853554c46ULL	/* "FLUSHLOG" */
 #define FLUSHLOG_ENTRY_MAGIC	0x45474f4cU		/* "LOGE" */
-#define FLUSHLOG_VERSION	2	/* entries in completion order */
+#define FLUSHLOG_VERSION	3	/* completion order, several devices */
+#define FLUSHLOG_VERSION_COMPLETION_ORDER 2	/* completion order, one device */
 #define FLUSHLOG_VERSION_DURABILITY_ORDER 1	/* read, no longer written */
 
 #define FLUSHLOG_SECTOR_SHIFT	9	/* sector and length unit: 512 bytes */
@@ -87,6 +103,7 @@
 #define FLUSHLOG_MIN_BLOCK_SIZE	512
 #define FLUSHLOG_MAX_BLOCK_SIZE	65536
 #define FLUSHLOG_LABEL_MAX	64	/* bytes of a mark label, no NUL needed */
+#define FLUSHLOG_MAX_DEVICES	16	/* data devices a version 3 log holds */
 
 /* super.state */
 enum flushlog_state {
@@ -103,7 +120,18 @@ enum flushlog_state {
 				 FLUSHLOG_SF_ERROR | FLUSHLOG_SF_DATA_XXH64)
 
 /*
- * The super block, at byte 0 of the log device.
+ * A data device of a version 3 log: super.devices[entry.device].  All
+ * zeroes: absent, a number below nr_devices that no entry uses.
+ */
+struct flushlog_device {
+	__le64	sectors;	/* sectors the target maps and logs */
+	__le32	block_size;	/* logical block size of the device */
+	__le32	reserved;	/* zero */
+};
+
+/*
+ * The super block, at byte 0 of the log device.  In a version 3 log
+ * data_sectors and data_block_size repeat devices[0]'s (zero if absent).
  */
 struct flushlog_super {
 	__le64	magic;		/* FLUSHLOG_SUPER_MAGIC */
@@ -120,7 +148,11 @@ struct flushlog_super {
 	__u8	uuid[16];	/* random, new for every log */
 	__le64	log_id;		/* uuid bytes 0..7 as le64: stamped in entries */
 	__le64	create_time_ns;	/* CLOCK_REALTIME when the log was started */
-	__u8	reserved[416];	/* zero */
+	/* version 3; zero in versions 1 and 2, which have one device */
+	__le32	nr_devices;	/* entries of devices[] in use, 1 or more */
+	__le32	reserved1;	/* zero */
+	struct flushlog_device devices[FLUSHLOG_MAX_DEVICES];
+	__u8	reserved[152];	/* zero */
 };
 
 /* entry.op: what the logged bio did */
@@ -167,7 +199,7 @@ struct flushlog_entry {
 	__le64	complete_tick;	/* tick when the bio completed */
 	__le64	time_ns;	/* CLOCK_MONOTONIC at completion */
 	__le32	label_len;	/* bytes used in label (MARK only) */
-	__le32	reserved0;	/* zero */
+	__le32	device;	/* version 3: index in super.devices; else zero */
 	__u8	label[FLUSHLOG_LABEL_MAX];	/* mark label, zero padded */
 	__u8	reserved[368];	/* zero */
 };
@@ -189,13 +221,16 @@ FLUSHLOG_CHECK_OFFSET(flushlog_super, nr_entries, 40);
 FLUSHLOG_CHECK_OFFSET(flushlog_super, state, 56);
 FLUSHLOG_CHECK_OFFSET(flushlog_super, uuid, 64);
 FLUSHLOG_CHECK_OFFSET(flushlog_super, log_id, 80);
-FLUSHLOG_CHECK_OFFSET(flushlog_super, reserved, 96);
+FLUSHLOG_CHECK_OFFSET(flushlog_super, nr_devices, 96);
+FLUSHLOG_CHECK_OFFSET(flushlog_super, devices, 104);
+FLUSHLOG_CHECK_OFFSET(flushlog_super, reserved, 360);
 FLUSHLOG_CHECK_OFFSET(flushlog_entry, seq, 16);
 FLUSHLOG_CHECK_OFFSET(flushlog_entry, nr_sectors, 32);
 FLUSHLOG_CHECK_OFFSET(flushlog_entry, op, 40);
 FLUSHLOG_CHECK_OFFSET(flushlog_entry, data_crc, 44);
 FLUSHLOG_CHECK_OFFSET(flushlog_entry, submit_tick, 48);
 FLUSHLOG_CHECK_OFFSET(flushlog_entry, label_len, 72);
+FLUSHLOG_CHECK_OFFSET(flushlog_entry, device, 76);
 FLUSHLOG_CHECK_OFFSET(flushlog_entry, label, 80);
 FLUSHLOG_CHECK_OFFSET(flushlog_entry, reserved, 144);
 #undef FLUSHLOG_CHECK_OFFSET
