@@ -142,10 +142,13 @@ echo "read as one device, the same trace passes: the joint order is what catches
 
 # One image of all devices holds each at the offset info gives it, with
 # the per-device images' contents.
+# With the reader thread on and off (FLUSHLOG_READER): a device's replay
+# reads its own entries only.
 for p in start flush:1 flush:2 flush:3 end; do
-	"$FLUSHLOG" replay -q -o "all=$TEST_TMP/all.img" -o "0=$TEST_TMP/d0.img" \
+	reader=$((${#p} % 2))
+	FLUSHLOG_READER=$reader "$FLUSHLOG" replay -q -o "all=$TEST_TMP/all.img" -o "0=$TEST_TMP/d0.img" \
 		-o "1=$TEST_TMP/d1.img" --to "$p" "$TEST_TMP/broken.log" ||
-		_fail "replay all= --to $p"
+		_fail "replay all= --to $p, FLUSHLOG_READER=$reader"
 	dd if="$TEST_TMP/all.img" of="$TEST_TMP/s0.img" bs=512 count=2048 status=none
 	dd if="$TEST_TMP/all.img" of="$TEST_TMP/s1.img" bs=512 skip=2048 count=1024 status=none
 	_same_image "$TEST_TMP/d0.img" "$TEST_TMP/s0.img" "all= at $p, device 0"
@@ -155,6 +158,11 @@ done
 	_fail "the image of all devices is $(stat -c %s "$TEST_TMP/all.img") bytes"
 [ "$(jq -c '[.devices[].image_sector]' "$TEST_TMP/info.json")" = '[0,2048]' ] ||
 	_fail "image sectors: $(jq -c .devices "$TEST_TMP/info.json")"
+# a crash state is one image of every device: --state takes a bare IMAGE
+"$FLUSHLOG" replay -q -o "$TEST_TMP/state.img" --state 3 "$TEST_TMP/broken.log" ||
+	_fail "replay --state 3 of a log of two devices failed"
+"$FLUSHLOG" replay -q -o "all=$TEST_TMP/all.img" --to flush:2 "$TEST_TMP/broken.log"
+_same_image "$TEST_TMP/all.img" "$TEST_TMP/state.img" "--state 3 against all= --to flush:2"
 echo "one image of all devices equals the per-device images"
 
 # check hands the checker one image of all devices, and FLUSHLOG_DEVICES
@@ -238,4 +246,20 @@ sed 's/^flush ticks 5 6 dev 2$/flush ticks 5 6 baddev 1/' "$TEST_TMP/absent.fls"
 _expect_exit 3 "$FLUSHLOG" info "$TEST_TMP/bad.log"
 grep -q "entry 2 at offset [0-9]*: device 1, which the super block lists as absent" "$TEST_TMP/stderr" ||
 	_fail "absent device's entry: $(cat "$TEST_TMP/stderr")"
+# devices too large for one image of them all
+{ echo "device 2048"; for i in 1 2 3 4 5 6 7 8; do echo "adddevice $((1 << 52))"; done
+  echo "version 3"; echo "write 0 8 seed 1"; } >"$TEST_TMP/huge.fls"
+"$MKLOG" -o "$TEST_TMP/huge.log" "$TEST_TMP/huge.fls"
+_expect_exit 3 "$FLUSHLOG" info "$TEST_TMP/huge.log"
+grep -q "super block: devices of [0-9]* sectors in all: more than an image can hold" "$TEST_TMP/stderr" ||
+	_fail "huge devices: $(cat "$TEST_TMP/stderr")"
+# a device's data is its own: another device's bad checksum does not stop it
+read -r _ _ eoff _ < <("$MKLOG" -l -o "$TEST_TMP/l.log" "$TEST_TMP/broken.fls" | sed -n 2p)
+cp "$TEST_TMP/broken.log" "$TEST_TMP/baddata.log"
+printf 'X' | dd of="$TEST_TMP/baddata.log" bs=1 seek=$((eoff + 600)) conv=notrunc status=none
+for reader in 0 1; do
+	FLUSHLOG_READER=$reader "$FLUSHLOG" replay -q -o "0=$TEST_TMP/d0.img" "$TEST_TMP/baddata.log" ||
+		_fail "device 0's replay read device 1's data (FLUSHLOG_READER=$reader)"
+	FLUSHLOG_READER=$reader _expect_exit 3 "$FLUSHLOG" replay -q -o "1=$TEST_TMP/d1.img" "$TEST_TMP/baddata.log"
+done
 echo "bad device numbers are refused"

@@ -760,6 +760,9 @@ log_digest(const struct fl_log *log)
 				  e->data_crc };
 
 		h = fnv1a(h, f, sizeof(f));
+		/* one device's digests stay what they were */
+		if (fl_log_info(log)->nr_devices > 1)
+			h = fnv1a(h, &e->device, sizeof(e->device));
 	}
 	return h;
 }

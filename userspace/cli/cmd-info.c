@@ -69,17 +69,25 @@ print_text(const char *path, const struct fl_log *log)
 		printf("uuid:             %s\n", uuid);
 	}
 	printf("log block size:   %u\n", info->log_block_size);
-	printf("data block size:  %u\n", info->data_block_size);
-	printf("data device:      %" PRIu64 " sectors%s\n", info->data_sectors,
-	       info->data_size_known ? "" : " (highest sector written; the format does not record the size)");
-	for (uint32_t d = 1; d < info->nr_devices; d++)
-		if (!fl_log_device(log, d)->sectors)
-			printf("data device %u:    absent (no entry)\n", d);
+	if (!info->data_sectors && info->nr_devices > 1) {
+		printf("data device:      absent (no entry)\n");
+	} else {
+		printf("data block size:  %u\n", info->data_block_size);
+		printf("data device:      %" PRIu64 " sectors%s\n", info->data_sectors,
+		       info->data_size_known ? "" : " (highest sector written; the format does not record the size)");
+	}
+	for (uint32_t d = 1; d < info->nr_devices; d++) {
+		const struct fl_device *dev = fl_log_device(log, d);
+		char label[24];
+
+		snprintf(label, sizeof(label), "data device %u:", d);
+		if (!dev->sectors)
+			printf("%-18sabsent (no entry)\n", label);
 		else
-			printf("data device %u:    %" PRIu64 " sectors of %u-byte blocks, from sector %" PRIu64 " of an image of all\n",
-		       d, fl_log_device(log, d)->sectors,
-		       fl_log_device(log, d)->block_size,
-		       fl_log_device(log, d)->image_sector);
+			printf("%-18s%" PRIu64 " sectors of %u-byte blocks, from sector %" PRIu64 " of an image of all\n",
+			       label, dev->sectors, dev->block_size,
+			       dev->image_sector);
+	}
 	printf("log size:         %" PRIu64 " bytes, %" PRIu64 " used\n",
 	       info->log_bytes, info->used_bytes);
 	printf("entries:          %" PRIu64 "\n", info->nr_entries);

@@ -176,12 +176,16 @@ draw_writes(const struct plot *p)
 		size_t c = (size_t)(i * PLOT_W / p->nr);
 		int k = kind_of(e);
 
+		uint64_t at;
+
 		if (k < 0 || !e->nr_sectors)
 			continue;
-		if (e->sector < cols[c].lo[k])
-			cols[c].lo[k] = e->sector;
-		if (e->sector + e->nr_sectors > cols[c].hi[k])
-			cols[c].hi[k] = e->sector + e->nr_sectors;
+		/* several devices: one after another, as in an image of all */
+		at = fl_log_device(p->log, e->device)->image_sector + e->sector;
+		if (at < cols[c].lo[k])
+			cols[c].lo[k] = at;
+		if (at + e->nr_sectors > cols[c].hi[k])
+			cols[c].hi[k] = at + e->nr_sectors;
 	}
 	ret = draw_bars(p, cols);
 	free(cols);
@@ -389,7 +393,7 @@ run_plot(const struct cli_command *cmd, int argc, char **argv)
 		return ret;
 	p.log = log;
 	p.nr = fl_log_info(log)->nr_entries;
-	p.sectors = fl_log_info(log)->data_sectors ? fl_log_info(log)->data_sectors : 1;
+	p.sectors = fl_log_info(log)->image_sectors ?: 1;
 	out = output ? fopen(output, "w") : stdout;
 	if (!out) {
 		fprintf(stderr, "flushlog plot: cannot write '%s': %s\n", output,

@@ -241,7 +241,12 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 	if (!a->nr_outputs)
 		cli_usage_error(cmd, "missing --output IMAGE");
 	if (a->nr_outputs > 1 && a->base)
-		cli_usage_error(cmd, "--base is one device's: replay one --output with it");
+		cli_usage_error(cmd, "--base is one starting image: give it one --output");
+	for (unsigned int i = 0; i < a->nr_outputs; i++)
+		for (unsigned int j = 0; j < i; j++)
+			if (!strcmp(a->outputs[i].path, a->outputs[j].path))
+				cli_usage_error(cmd, "--output %s: two images in one file",
+						a->outputs[i].path);
 	for (unsigned int i = 0; i < a->nr_outputs; i++)
 		if (a->outputs[i].device < 0 && a->nr_outputs > 1)
 			cli_usage_error(cmd, "--output %s: with several images, each is DEV=IMAGE",
@@ -389,7 +394,8 @@ replay(const struct cli_command *cmd, const struct replay_args *a,
 
 /*
  * Each image names a device of the log, and in a log of several, which
- * (or all=); a crash state is always one image of every device.
+ * (or all=); a crash state is always one image of every device, so a
+ * bare IMAGE with --state is all of them (check's reproducers say so).
  */
 static int
 check_outputs(const struct cli_command *cmd, const struct replay_args *a,
@@ -400,7 +406,7 @@ check_outputs(const struct cli_command *cmd, const struct replay_args *a,
 	for (unsigned int i = 0; i < a->nr_outputs; i++) {
 		long dev = a->outputs[i].device;
 
-		if (dev < 0 && nr > 1) {
+		if (dev < 0 && nr > 1 && !a->state) {
 			fprintf(stderr, "flushlog %s: the log holds %u devices: name the image of each as DEV=IMAGE (0 to %u), or all=IMAGE for one image of them all\n",
 				cmd->name, nr, nr - 1);
 			return EXIT_USAGE;

@@ -10,7 +10,11 @@
  * How the ABI grows without breaking (libflushlog.so.1 keeps working for
  * programs built against an older flushlog.h):
  * - The structs the library hands out (fl_log_info, fl_counts, fl_entry,
- *   fl_point) may gain fields at their end in a later minor version.
+ *   fl_point, fl_device) may gain fields at their end in a later minor
+ *   version.  1.1 added fl_entry.device, fl_log_info.nr_devices and
+ *   .image_sectors, struct fl_device, fl_log_device() and
+ *   fl_replay_open_device(): a program that uses them needs 1.1
+ *   (fl_version()), as its symbols say.
  *   Reach each through the pointer the library returns, one at a time:
  *   never step a pointer from one to the next, never rely on their
  *   sizeof.  The library never takes one of them back as an argument.
@@ -34,7 +38,7 @@
  * program runs with, FL_LIB_VERSION which it was built against.
  */
 #define FL_LIB_VERSION_MAJOR	1
-#define FL_LIB_VERSION_MINOR	0
+#define FL_LIB_VERSION_MINOR	1
 #define FL_LIB_VERSION_PATCH	0
 #define FL_LIB_VERSION	(FL_LIB_VERSION_MAJOR * 10000 + \
 			 FL_LIB_VERSION_MINOR * 100 + FL_LIB_VERSION_PATCH)
@@ -51,7 +55,7 @@
 #define fl_le32(x)	le32toh(x)
 #define fl_le64(x)	le64toh(x)
 
-/* "1.0.0": the version of the library this program runs with */
+/* "1.1.0": the version of the library this program runs with */
 const char *fl_version(void);
 
 enum fl_format {

@@ -137,9 +137,10 @@ fl_entry_needs_crc(const struct fl_log *log, const struct fl_entry *e)
 /* Reading ahead of a long replay in a second thread (prefetch.c). */
 struct fl_prefetch;
 
+/* the entries [from, to) of device (FL_ALL_DEVICES: of every device) */
 int fl_prefetch_start(const struct fl_log *log, uint64_t from, uint64_t to,
-		      uint64_t limit, size_t cap, bool checked_only,
-		      struct fl_prefetch **pp);
+		      uint32_t device, uint64_t limit, size_t cap,
+		      bool checked_only, struct fl_prefetch **pp);
 bool fl_prefetch_has(const struct fl_prefetch *p, uint64_t seq);
 bool fl_prefetch_holds(struct fl_prefetch *p, uint64_t seq);
 int fl_prefetch_get(struct fl_prefetch *p, uint64_t seq,

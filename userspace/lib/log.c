@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Opening a log: recognise its format and build the in-memory index
- * (struct fl_entry, 56 bytes an entry) in one forward pass.  Reading it:
+ * (struct fl_entry, 64 bytes an entry) in one forward pass.  Reading it:
  * pread() into a window, which turns a log that shrank or failed a read
  * into an error naming the offset.
  */
@@ -154,7 +154,7 @@ fl_log_add_entry(struct fl_log *log, const struct fl_entry *e,
 {
 	uint64_t n = log->info.nr_entries;
 
-	/* grow by a quarter: the index stays near 56 bytes an entry */
+	/* grow by a quarter: the index stays near 64 bytes an entry */
 	if (n == log->entries_cap &&
 	    fl_log_reserve(log, log->entries_cap + log->entries_cap / 4 + 1024))
 		return -ENOMEM;
@@ -385,8 +385,8 @@ fl_window_checksum(struct fl_log_window *w, uint64_t off, uint64_t len,
  * An image of every device holds them one after another, each from a
  * 4 KiB boundary (a loop device's offset, a dm-linear table's start), so
  * that one image, one undo file and one set of sector ranges serve a
- * state of several devices.  Sizes are below 2^54 sectors, 16 of them
- * at most: no sum wraps.
+ * state of several devices.  scan-flushlog.c keeps the whole below 2^54
+ * sectors, as one device's size is kept: no sum wraps, nor its bytes.
  */
 #define FL_DEVICE_ALIGN	8	/* sectors */
 

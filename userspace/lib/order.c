@@ -22,11 +22,13 @@ is_flush(const struct fl_entry *e)
 }
 
 /*
- * Where each device's flushes are, for fl_log_check_order(): the last
- * before the entry being checked, the next after it (FL_NO_ENTRY: none).
+ * Each device's state, for fl_log_check_order(): its last flush before
+ * the entry being checked and its next after it, and a write of it logged
+ * since its last flush, which no flush has made durable yet (FL_NO_ENTRY:
+ * none).
  */
 struct device_flushes {
-	uint64_t prev, next;
+	uint64_t prev, next, waiting_write;
 };
 
 int
@@ -34,8 +36,8 @@ fl_log_check_order(const struct fl_log *log, struct fl_error *err)
 {
 	const struct fl_entry *ent = log->entries;
 	uint64_t n = log->info.nr_entries, last_point = FL_NO_ENTRY;
-	uint64_t waiting_write = FL_NO_ENTRY;	/* logged, awaiting its flush */
 	struct device_flushes dev[FLUSHLOG_MAX_DEVICES];
+	unsigned int nr_waiting = 0;	/* devices with a waiting write */
 
 #define ORDER_ERROR(i, ...) \
 	(fl_set_error(err, FL_ERR_LOG, (i), ent[i].offset, __VA_ARGS__), \
@@ -44,7 +46,9 @@ fl_log_check_order(const struct fl_log *log, struct fl_error *err)
 	if (!log->info.has_ticks)
 		return 0;
 	for (unsigned int d = 0; d < FLUSHLOG_MAX_DEVICES; d++)
-		dev[d] = (struct device_flushes) { FL_NO_ENTRY, FL_NO_ENTRY };
+		dev[d] = (struct device_flushes) {
+			FL_NO_ENTRY, FL_NO_ENTRY, FL_NO_ENTRY
+		};
 	for (uint64_t i = 0; i < n; i++) {
 		const struct fl_entry *e = &ent[i];
 		struct device_flushes *f = &dev[e->device];
@@ -60,19 +64,17 @@ fl_log_check_order(const struct fl_log *log, struct fl_error *err)
 		}
 		if (is_flush(e)) {
 			f->prev = i;
-			if (waiting_write != FL_NO_ENTRY &&
-			    ent[waiting_write].device == e->device)
-				waiting_write = FL_NO_ENTRY;
+			if (f->waiting_write != FL_NO_ENTRY) {
+				f->waiting_write = FL_NO_ENTRY;
+				nr_waiting--;
+			}
 		}
-		/*
-		 * The writes before a point are durable there: a flush of
-		 * their own device must come first.  (A flush of another
-		 * device is a point too, so waiting_write is always the
-		 * flushed device's or none.)
-		 */
-		if ((e->flags & FL_ENTRY_CRASH_POINT) && waiting_write != FL_NO_ENTRY)
-			return ORDER_ERROR(i, "entry %" PRIu64 " at offset %" PRIu64 ": crash point logged after entry %" PRIu64 ", a write no flush had made durable yet",
-					   i, e->offset, waiting_write);
+		/* the writes before a point are durable there, on every device */
+		for (unsigned int d = 0; nr_waiting && (e->flags & FL_ENTRY_CRASH_POINT) &&
+		     d < FLUSHLOG_MAX_DEVICES; d++)
+			if (dev[d].waiting_write != FL_NO_ENTRY)
+				return ORDER_ERROR(i, "entry %" PRIu64 " at offset %" PRIu64 ": crash point logged after entry %" PRIu64 ", a write no flush had made durable yet",
+						   i, e->offset, dev[d].waiting_write);
 		if (is_flush(e) || !fl_changes_data(e) ||
 		    (e->flags & FLUSHLOG_F_FUA))
 			continue;
@@ -92,7 +94,9 @@ fl_log_check_order(const struct fl_log *log, struct fl_error *err)
 			return ORDER_ERROR(i, "entry %" PRIu64 " at offset %" PRIu64 ": write completed at tick %" PRIu64 " is logged before flush entry %" PRIu64 ", issued earlier at tick %" PRIu64 ", which does not cover it",
 					   i, e->offset, e->complete_tick,
 					   f->next, ent[f->next].submit_tick);
-		waiting_write = i;
+		if (f->waiting_write == FL_NO_ENTRY)
+			nr_waiting++;
+		f->waiting_write = i;
 	}
 	return 0;
 #undef ORDER_ERROR

@@ -45,6 +45,7 @@ struct pf_buf {
 struct fl_prefetch {
 	const struct fl_log *log;
 	uint64_t from, to;		/* the entries to read */
+	uint32_t device;		/* theirs, or FL_ALL_DEVICES */
 	uint64_t limit;			/* read no log byte beyond this */
 	size_t cap;			/* bytes a buffer */
 	bool checked_only;		/* leave data without a checksum */
@@ -63,6 +64,7 @@ fl_prefetch_has(const struct fl_prefetch *p, uint64_t seq)
 	const struct fl_entry *e = &p->log->entries[seq];
 
 	return seq >= p->from && seq < p->to && e->op == FLUSHLOG_OP_WRITE &&
+	       (p->device == FL_ALL_DEVICES || e->device == p->device) &&
 	       !(e->flags & FLUSHLOG_F_NO_DATA) && e->data_len &&
 	       e->data_len <= p->cap &&
 	       (fl_entry_needs_crc(p->log, e) || !p->checked_only);
@@ -194,8 +196,8 @@ reader(void *arg)
 
 int
 fl_prefetch_start(const struct fl_log *log, uint64_t from, uint64_t to,
-		  uint64_t limit, size_t cap, bool checked_only,
-		  struct fl_prefetch **pp)
+		  uint32_t device, uint64_t limit, size_t cap,
+		  bool checked_only, struct fl_prefetch **pp)
 {
 	struct fl_prefetch *p;
 	sigset_t all, old;
@@ -206,8 +208,8 @@ fl_prefetch_start(const struct fl_log *log, uint64_t from, uint64_t to,
 	if (!p)
 		return -ENOMEM;
 	*p = (struct fl_prefetch) {
-		.log = log, .from = from, .to = to, .limit = limit, .cap = cap,
-		.checked_only = checked_only,
+		.log = log, .from = from, .to = to, .device = device,
+		.limit = limit, .cap = cap, .checked_only = checked_only,
 	};
 	for (i = 0; i < NR_BUFS; i++) {
 		p->bufs[i].data = malloc(cap);

@@ -656,6 +656,9 @@ read_ahead_limit(const struct fl_replay *r, uint64_t to, uint64_t *to_read)
 		const struct fl_entry *e = &log->entries[i];
 		uint64_t end = e->offset + log->info.log_block_size + e->data_len;
 
+		if (!fl_replay_takes(r, e))
+			continue;	/* another device's: never read */
+
 		if (end > limit)
 			limit = end;
 		if (fl_entry_needs_crc(log, e) || !r->can_copy)
@@ -689,8 +692,9 @@ start_prefetch(struct fl_replay *r, uint64_t to, uint64_t to_read)
 
 	if (force && *force)
 		want = strcmp(force, "0") && to_read;
-	if (want && fl_prefetch_start(r->log, r->pos, to, r->read_limit,
-				      PREFETCH_BUF, r->can_copy, &r->prefetch))
+	if (want && fl_prefetch_start(r->log, r->pos, to, r->device,
+				      r->read_limit, PREFETCH_BUF, r->can_copy,
+				      &r->prefetch))
 		r->prefetch = NULL;
 }
 

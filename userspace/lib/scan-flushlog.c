@@ -75,12 +75,13 @@ check_devices(struct fl_log *log, const struct flushlog_super *sb,
 	struct fl_log_info *info = &log->info;
 	uint32_t nr = fl_le32(sb->nr_devices);
 	const unsigned char *rest;
+	uint64_t image = 0;
 
 #define DEVICES_BAD(...) \
 	(fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0, "super block: " \
 		      __VA_ARGS__), -EBADMSG)
 
-	if (info->version < FLUSHLOG_VERSION) {
+	if (info->version < FLUSHLOG_VERSION_DEVICES) {
 		rest = (const unsigned char *)&sb->nr_devices;
 		for (size_t i = 0; i < offsetof(struct flushlog_super, reserved) -
 		     offsetof(struct flushlog_super, nr_devices); i++)
@@ -112,15 +113,24 @@ check_devices(struct fl_log *log, const struct flushlog_super *sb,
 		}
 		to->sectors = fl_le64(dev->sectors);
 		to->block_size = fl_le32(dev->block_size);
-		if (!to->sectors && !to->block_size && !dev->reserved)
+		if (dev->reserved)
+			return DEVICES_BAD("device %u: reserved field is not zero",
+					   d);
+		if (!to->sectors && !to->block_size)
 			continue;	/* absent */
-		if (!valid_block_size(to->block_size) || dev->reserved)
+		if (!valid_block_size(to->block_size))
 			return DEVICES_BAD("device %u: invalid block size %u",
 					   d, to->block_size);
 		if (!valid_device_size(to->sectors, to->block_size))
 			return DEVICES_BAD("device %u: invalid size %" PRIu64 " sectors",
 					   d, to->sectors);
 	}
+	/* an image of all of them, 4 KiB aligned each, fits as one does */
+	for (uint32_t d = 0; d < nr; d++)
+		image = ((image + 7) & ~(uint64_t)7) + log->devices[d].sectors;
+	if (image > (UINT64_MAX >> 10))
+		return DEVICES_BAD("devices of %" PRIu64 " sectors in all: more than an image can hold",
+				   image);
 	if (log->devices[0].sectors != info->data_sectors ||
 	    log->devices[0].block_size != info->data_block_size)
 		return DEVICES_BAD("device 0 (%" PRIu64 " sectors of %u bytes) differs from the data device (%" PRIu64 " sectors of %u bytes)",
@@ -171,11 +181,11 @@ check_super(struct fl_log *log, const struct flushlog_super *sb,
 		return SUPER_BAD("invalid log block size %u",
 				 info->log_block_size);
 	/* version 3: device 0's, checked in check_devices(), may be absent */
-	if (version < FLUSHLOG_VERSION &&
+	if (version < FLUSHLOG_VERSION_DEVICES &&
 	    !valid_block_size(info->data_block_size))
 		return SUPER_BAD("invalid data block size %u",
 				 info->data_block_size);
-	if (version < FLUSHLOG_VERSION &&
+	if (version < FLUSHLOG_VERSION_DEVICES &&
 	    !valid_device_size(info->data_sectors, info->data_block_size))
 		return SUPER_BAD("invalid data device size %" PRIu64 " sectors",
 				 info->data_sectors);
@@ -332,7 +342,9 @@ read_slot(const struct fl_log *log, struct fl_log_window *w, uint64_t off,
 		.data_crc = fl_le32(h->data_crc),
 		.op = fl_le16(h->op),
 		.flags = fl_le16(h->flags),
-		.device = fl_le32(h->device),
+		/* reserved0 before version 3, which readers never looked at */
+		.device = info->version < FLUSHLOG_VERSION_DEVICES ? 0 :
+			  fl_le32(h->device),
 	};
 	if (check_header(log, e, h, s->why, sizeof(s->why))) {
 		s->status = SLOT_BAD;

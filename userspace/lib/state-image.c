@@ -214,8 +214,9 @@ fl_state_image_open(struct fl_log *log, const char *path, int base_fd,
 
 		if (bytes < im->size) {
 			fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
-				     "the base has %" PRIu64 " bytes, smaller than the logged device's %" PRIu64,
-				     bytes, im->size);
+				     "the base has %" PRIu64 " bytes, smaller than the logged device%s %" PRIu64,
+				     bytes, log->info.nr_devices > 1 ? "s'" : "'s",
+				     im->size);
 			ret = -EINVAL;
 			goto fail;
 		}

@@ -95,6 +95,7 @@
 #define FLUSHLOG_SUPER_MAGIC	0x474f4c4853554c46ULL	/* "FLUSHLOG" */
 #define FLUSHLOG_ENTRY_MAGIC	0x45474f4cU		/* "LOGE" */
 #define FLUSHLOG_VERSION	3	/* completion order, several devices */
+#define FLUSHLOG_VERSION_DEVICES 3	/* the first with super.devices */
 #define FLUSHLOG_VERSION_COMPLETION_ORDER 2	/* completion order, one device */
 #define FLUSHLOG_VERSION_DURABILITY_ORDER 1	/* read, no longer written */
 
