@@ -33,7 +33,7 @@
 
 /*
  * Log order.  Every logged bio gets a tick (one counter for the whole
- * target) when it is mapped and another when it completes; a mark gets one
+ * log) when it is mapped and another when it completes; a mark gets one
  * tick for both.  An entry is queued for the log when its bio completes
  * (with on_full=fail, when the clone that wrote the data device did: the
  * bio completes once its entry is logged), under the lock that hands out
@@ -59,6 +59,18 @@
  * submitter changes its pages under writeback.  The copy is the only pass
  * over the data before the log's checksum.
  *
+ * Several devices.  Targets of different mapped devices may share one log
+ * device, each with a device number of its own (the device=N feature):
+ * they then share one log object, with its tick, its order, its worker and
+ * its memory budget, and each entry names its device.  A flush of one
+ * device makes only that device's writes durable; the reader sorts that
+ * out from the ticks, as for one device.  The log starts at the first
+ * resume of any of them (or of a reload, when no other device shares the
+ * log), lists each device in its super block before that device's first
+ * entry, and is closed (a clean super block) when the last of them is
+ * suspended.  Options that shape the log (on_full, no_data,
+ * data_checksum, max_pending) must be the same for all of them.
+ *
  * Memory.  The copies, headers and entries of writes not yet on the log
  * device are charged against max_pending; map waits while the budget is
  * spent, so no workload can make the target hold more.  Pages and entries
@@ -82,7 +94,6 @@ enum logging_state {
 	LOGGING_ON,
 	LOGGING_FULL,		/* on_full=stop and the log filled up */
 	LOGGING_ERROR,		/* a log write failed */
-	LOGGING_RETIRED,	/* a reload of this device took over the log */
 };
 
 static const char *const logging_state_names[] = {
@@ -90,7 +101,6 @@ static const char *const logging_state_names[] = {
 	[LOGGING_ON] = "logging",
 	[LOGGING_FULL] = "full",
 	[LOGGING_ERROR] = "error",
-	[LOGGING_RETIRED] = "retired",
 };
 
 /* One entry, from its bio's map until it is in a log bio. */
@@ -105,6 +115,7 @@ struct pending_entry {
 	u32 data_len;		/* bytes of data in pages[] */
 	u16 op;
 	u16 flags;
+	u32 device;		/* the target's number in the log */
 	u32 label_len;
 	u8 label[FLUSHLOG_LABEL_MAX];
 	unsigned int nr_pages;	/* of data */
@@ -123,28 +134,48 @@ static inline struct page **entry_data(struct pending_entry *e)
 	return &e->pages[1];
 }
 
-struct flushlog_c {
-	struct dm_dev *data_dev;
-	struct dm_dev *log_dev;
-	struct mapped_device *md;	/* tells a reload from another device */
-	struct dm_table *table;		/* and from another target of its table */
+/*
+ * A data device of the log, as its super block lists it, and whose it is:
+ * a number stays its device's until a new log starts.
+ */
+struct log_device {
+	sector_t sectors;	/* 0: no target has used this number yet */
+	u32 block_size;
+	struct mapped_device *owner;
+	bool retired;		/* its device left: the number is spent */
+};
+
+/*
+ * The log: one log device, and everything its targets share.  Created by
+ * the first target of the log device, freed with the last (refs, under
+ * flushlog_logs_lock like the list of members).
+ */
+struct flushlog_log {
+	struct block_device *bdev;	/* each member holds it open */
+	char name[16];			/* the log device, for messages */
+	unsigned int refs;
+	struct list_head members;	/* struct flushlog_c.members */
+	struct list_head logs;		/* on flushlog_logs */
 	bool on_full_fail;	/* fail writes when the log cannot take them */
 	bool no_data;		/* log headers only */
 	bool data_crc32c;	/* data checksums CRC32C, not XXH64 */
-	unsigned int max_pending_mib;	/* 0: the default, not in the table */
 	u64 max_pending;	/* bytes of logging memory allowed */
 	u32 log_block_size;	/* bytes; one entry header each */
 	sector_t log_capacity;	/* sectors of the log device */
-	sector_t data_sectors;	/* sectors this target maps */
 	uuid_t uuid;
 	u64 create_time_ns;
+
+	/* lifecycle serializes resumes, suspends and the super block */
+	struct mutex lifecycle;
+	unsigned int nr_active;		/* members resumed */
+	u32 nr_devices;			/* 1 + the highest listed */
+	struct log_device devices[FLUSHLOG_MAX_DEVICES];
 
 	atomic64_t tick;
 
 	/* lock protects the fields up to the next blank line */
 	spinlock_t lock;
 	enum logging_state state;	/* WRITE_ONCE: map reads it unlocked */
-	bool suspended;
 	bool filled;			/* an entry did not fit */
 	struct list_head ready;		/* completed, in log order */
 	u64 ready_bytes;		/* their size in the log */
@@ -173,8 +204,29 @@ struct flushlog_c {
 	mempool_t *page_pool;
 	mempool_t *entry_pool;
 	struct mutex page_pool_lock;	/* one waiter on the reserve at a time */
+};
 
-	struct list_head instances;	/* on flushlog_instances */
+/* What a target's table says of its log: devices sharing it agree. */
+struct log_options {
+	bool on_full_fail, no_data, data_crc32c;
+	unsigned int max_pending_mib;	/* 0: the default, not in the table */
+};
+
+/* A target: one data device, logging to a log it may share. */
+struct flushlog_c {
+	struct dm_dev *data_dev;
+	struct dm_dev *log_dev;		/* this table's hold on log->bdev */
+	struct flushlog_log *log;
+	struct mapped_device *md;	/* tells a reload from another device */
+	struct dm_table *table;		/* and from another target of its table */
+	sector_t data_sectors;		/* sectors this target maps */
+	u32 device;			/* its number in the log */
+	bool device_given;		/* device=N was in the table */
+	struct log_options opt;
+	bool resumed;			/* counted in log->nr_active */
+	bool ever_resumed;		/* a reload's first resume may restart */
+	bool suspended;			/* under log->lock: marks refused */
+	struct list_head members;	/* on log->members */
 };
 
 struct per_bio_data {
@@ -188,26 +240,26 @@ struct per_bio_data {
  * completed: the bio set's front pad.
  */
 struct log_bio {
-	struct list_head list;		/* on fc->log_bios */
+	struct list_head list;		/* on log->log_bios */
 	sector_t end;			/* the log sector after it */
 	bool done;
 	struct bio bio;
 };
 
-/* Live targets by log device: one log, one mapped device. */
-static LIST_HEAD(flushlog_instances);
-static DEFINE_MUTEX(flushlog_instances_lock);
+/* Live logs, one per log device. */
+static LIST_HEAD(flushlog_logs);
+static DEFINE_MUTEX(flushlog_logs_lock);
 
-static inline sector_t log_block_sectors(struct flushlog_c *fc)
+static inline sector_t log_block_sectors(struct flushlog_log *log)
 {
-	return fc->log_block_size >> SECTOR_SHIFT;
+	return log->log_block_size >> SECTOR_SHIFT;
 }
 
 /* Log sectors an entry takes: a header block and the padded data. */
-static sector_t entry_log_sectors(struct flushlog_c *fc, u32 data_len)
+static sector_t entry_log_sectors(struct flushlog_log *log, u32 data_len)
 {
-	return log_block_sectors(fc) +
-	       (round_up(data_len, fc->log_block_size) >> SECTOR_SHIFT);
+	return log_block_sectors(log) +
+	       (round_up(data_len, log->log_block_size) >> SECTOR_SHIFT);
 }
 
 /* The slab object an entry takes, from the kmalloc pool. */
@@ -230,49 +282,49 @@ static u32 flushlog_crc(const void *buf, size_t len)
 /*
  * Memory budget.  Chargers take turns in arrival order, so that small
  * writes that fit cannot keep a large one waiting for ever.  Waking up
- * under fc->lock keeps the waker from touching fc after a waiter saw the
+ * under log->lock keeps the waker from touching log after a waiter saw the
  * condition and went on to free it.
  */
-static void charge_pending(struct flushlog_c *fc, u64 bytes)
+static void charge_pending(struct flushlog_log *log, u64 bytes)
 {
 	u64 ticket;
 
-	spin_lock_irq(&fc->lock);
-	ticket = fc->charge_ticket++;
-	wait_event_lock_irq(fc->pending_wait, ticket == fc->charge_turn,
-			    fc->lock);
-	if (fc->pending + bytes > fc->max_pending) {
+	spin_lock_irq(&log->lock);
+	ticket = log->charge_ticket++;
+	wait_event_lock_irq(log->pending_wait, ticket == log->charge_turn,
+			    log->lock);
+	if (log->pending + bytes > log->max_pending) {
 		/*
 		 * What is ready gives its memory back once written: now, and
 		 * so is what becomes ready while this charger waits, rather
 		 * than a batch delay later.
 		 */
-		fc->charger_waiting = true;
-		mod_delayed_work(fc->wq, &fc->log_work, 0);
-		wait_event_lock_irq(fc->pending_wait,
-				    fc->pending + bytes <= fc->max_pending,
-				    fc->lock);
-		fc->charger_waiting = false;
+		log->charger_waiting = true;
+		mod_delayed_work(log->wq, &log->log_work, 0);
+		wait_event_lock_irq(log->pending_wait,
+				    log->pending + bytes <= log->max_pending,
+				    log->lock);
+		log->charger_waiting = false;
 	}
-	fc->charge_turn++;
-	fc->pending += bytes;
-	fc->peak_pending = max(fc->peak_pending, fc->pending);
+	log->charge_turn++;
+	log->pending += bytes;
+	log->peak_pending = max(log->peak_pending, log->pending);
 	/* the next in line may fit too */
-	if (waitqueue_active(&fc->pending_wait))
-		wake_up_all(&fc->pending_wait);
-	spin_unlock_irq(&fc->lock);
+	if (waitqueue_active(&log->pending_wait))
+		wake_up_all(&log->pending_wait);
+	spin_unlock_irq(&log->lock);
 }
 
-static void uncharge_pending(struct flushlog_c *fc, u64 bytes)
+static void uncharge_pending(struct flushlog_log *log, u64 bytes)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&fc->lock, flags);
-	fc->pending -= bytes;
-	/* waiters queue up under fc->lock, so this test cannot miss one */
-	if (waitqueue_active(&fc->pending_wait))
-		wake_up_all(&fc->pending_wait);
-	spin_unlock_irqrestore(&fc->lock, flags);
+	spin_lock_irqsave(&log->lock, flags);
+	log->pending -= bytes;
+	/* waiters queue up under log->lock, so this test cannot miss one */
+	if (waitqueue_active(&log->pending_wait))
+		wake_up_all(&log->pending_wait);
+	spin_unlock_irqrestore(&log->lock, flags);
 }
 
 /*
@@ -281,13 +333,13 @@ static void uncharge_pending(struct flushlog_c *fc, u64 bytes)
  * does, only one at a time may wait, and it holds no pool page while it
  * waits for its turn; the others take what is free now.
  */
-static void alloc_pool_pages(struct flushlog_c *fc, struct page **pages,
+static void alloc_pool_pages(struct flushlog_log *log, struct page **pages,
 			     unsigned int nr)
 {
 	unsigned int i;
 
 	for (i = 0; i < nr; i++) {
-		pages[i] = mempool_alloc(fc->page_pool,
+		pages[i] = mempool_alloc(log->page_pool,
 					 GFP_NOWAIT | __GFP_NOWARN);
 		if (!pages[i])
 			break;
@@ -295,41 +347,41 @@ static void alloc_pool_pages(struct flushlog_c *fc, struct page **pages,
 	if (i == nr)
 		return;
 	while (i--)
-		mempool_free(pages[i], fc->page_pool);
-	mutex_lock(&fc->page_pool_lock);
+		mempool_free(pages[i], log->page_pool);
+	mutex_lock(&log->page_pool_lock);
 	for (i = 0; i < nr; i++)
-		pages[i] = mempool_alloc(fc->page_pool, GFP_NOIO);
-	mutex_unlock(&fc->page_pool_lock);
+		pages[i] = mempool_alloc(log->page_pool, GFP_NOIO);
+	mutex_unlock(&log->page_pool_lock);
 }
 
-static struct pending_entry *alloc_pending_entry(struct flushlog_c *fc,
+static struct pending_entry *alloc_pending_entry(struct flushlog_log *log,
 						 unsigned int nr_pages)
 {
 	struct pending_entry *e;
 
-	charge_pending(fc, entry_charge(nr_pages));
-	e = mempool_alloc(fc->entry_pool, GFP_NOIO);
+	charge_pending(log, entry_charge(nr_pages));
+	e = mempool_alloc(log->entry_pool, GFP_NOIO);
 	memset(e, 0, offsetof(struct pending_entry, pages));
 	INIT_LIST_HEAD(&e->list);
 	e->nr_pages = nr_pages;
-	alloc_pool_pages(fc, e->pages, 1 + nr_pages);
+	alloc_pool_pages(log, e->pages, 1 + nr_pages);
 	return e;
 }
 
 /* Give back an entry's memory, but for pages a log bio took over. */
-static void free_pending_entry(struct flushlog_c *fc, struct pending_entry *e)
+static void free_pending_entry(struct flushlog_log *log, struct pending_entry *e)
 {
 	u64 bytes = entry_size();
 	unsigned int i;
 
 	for (i = 0; i < 1 + e->nr_pages; i++) {
 		if (e->pages[i]) {
-			mempool_free(e->pages[i], fc->page_pool);
+			mempool_free(e->pages[i], log->page_pool);
 			bytes += PAGE_SIZE;
 		}
 	}
-	mempool_free(e, fc->entry_pool);
-	uncharge_pending(fc, bytes);
+	mempool_free(e, log->entry_pool);
+	uncharge_pending(log, bytes);
 }
 
 /*
@@ -357,7 +409,7 @@ static void copy_to_page(struct page *dst, unsigned int off, struct page *src,
  * Copy the bio's data into the entry's pages, and zero the rest of the
  * last log block: the log bio writes it as the entry's padding.
  */
-static void copy_bio_data(struct flushlog_c *fc, struct pending_entry *e,
+static void copy_bio_data(struct flushlog_log *log, struct pending_entry *e,
 			  struct bio *bio)
 {
 	unsigned int pos = 0, pad;
@@ -379,7 +431,7 @@ static void copy_bio_data(struct flushlog_c *fc, struct pending_entry *e,
 			pos += len;
 		}
 	}
-	pad = round_up(pos, fc->log_block_size) - pos;
+	pad = round_up(pos, log->log_block_size) - pos;
 	if (pad)
 		memzero_page(entry_data(e)[pos >> PAGE_SHIFT], offset_in_page(pos),
 			     pad);
@@ -423,17 +475,17 @@ static bool logging(enum logging_state state)
 }
 
 /* Stop logging; true if this call did (the caller reports why, once). */
-static bool stop_logging(struct flushlog_c *fc, enum logging_state state)
+static bool stop_logging(struct flushlog_log *log, enum logging_state state)
 {
 	unsigned long flags;
 	bool stopped = false;
 
-	spin_lock_irqsave(&fc->lock, flags);
-	if (logging(fc->state)) {
-		WRITE_ONCE(fc->state, state);
+	spin_lock_irqsave(&log->lock, flags);
+	if (logging(log->state)) {
+		WRITE_ONCE(log->state, state);
 		stopped = true;
 	}
-	spin_unlock_irqrestore(&fc->lock, flags);
+	spin_unlock_irqrestore(&log->lock, flags);
 	return stopped;
 }
 
@@ -441,86 +493,88 @@ static bool stop_logging(struct flushlog_c *fc, enum logging_state state)
  * Promise log space to an entry.  Returns 0, or the error the bio must
  * fail with (on_full=fail), or 1 when the bio goes on unlogged.
  */
-static int reserve_log_space(struct flushlog_c *fc, sector_t sectors)
+static int reserve_log_space(struct flushlog_log *log, sector_t sectors)
 {
 	unsigned long flags;
 	int r = 0;
 
-	spin_lock_irqsave(&fc->lock, flags);
-	if (fc->state != LOGGING_ON) {
-		r = fc->on_full_fail ? -EIO : 1;
-	} else if (fc->reserved + sectors > fc->log_capacity) {
-		if (!fc->filled)
-			DMWARN("%s: log device full, %s", fc->log_dev->name,
-			       fc->on_full_fail ? "failing writes that do not fit" :
+	spin_lock_irqsave(&log->lock, flags);
+	if (log->state != LOGGING_ON) {
+		r = log->on_full_fail ? -EIO : 1;
+	} else if (log->reserved + sectors > log->log_capacity) {
+		if (!log->filled)
+			DMWARN("%s: log device full, %s", log->name,
+			       log->on_full_fail ? "failing writes that do not fit" :
 						  "logging stopped");
-		WRITE_ONCE(fc->filled, true);
-		r = fc->on_full_fail ? -ENOSPC : 1;
-		if (!fc->on_full_fail)
-			WRITE_ONCE(fc->state, LOGGING_FULL);
+		WRITE_ONCE(log->filled, true);
+		r = log->on_full_fail ? -ENOSPC : 1;
+		if (!log->on_full_fail)
+			WRITE_ONCE(log->state, LOGGING_FULL);
 	} else {
-		fc->reserved += sectors;
+		log->reserved += sectors;
 	}
-	spin_unlock_irqrestore(&fc->lock, flags);
+	spin_unlock_irqrestore(&log->lock, flags);
 	return r;
 }
 
 /* An entry that will not be logged gives its log space back. */
-static void release_log_space(struct flushlog_c *fc, sector_t sectors)
+static void release_log_space(struct flushlog_log *log, sector_t sectors)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&fc->lock, flags);
-	fc->reserved -= sectors;
-	spin_unlock_irqrestore(&fc->lock, flags);
+	spin_lock_irqsave(&log->lock, flags);
+	log->reserved -= sectors;
+	spin_unlock_irqrestore(&log->lock, flags);
 }
 
 /* The entry of a write-type bio, whose sector is already remapped. */
 static int prepare_entry(struct flushlog_c *fc, struct bio *bio,
 			 struct pending_entry **entry)
 {
+	struct flushlog_log *log = fc->log;
 	u16 op = bio_entry_op(bio);
-	bool keep_data = op == FLUSHLOG_OP_WRITE && !fc->no_data;
+	bool keep_data = op == FLUSHLOG_OP_WRITE && !log->no_data;
 	u32 data_len = keep_data ? bio->bi_iter.bi_size : 0;
-	sector_t log_sectors = entry_log_sectors(fc, data_len);
+	sector_t log_sectors = entry_log_sectors(log, data_len);
 	struct pending_entry *e;
 	int r;
 
 	*entry = NULL;
-	r = reserve_log_space(fc, log_sectors);
+	r = reserve_log_space(log, log_sectors);
 	if (r)
 		return r < 0 ? r : 0;
 	/* max_io_len keeps every entry within pages[] */
 	if (WARN_ON_ONCE(data_len > FLUSHLOG_MAX_IO_SECTORS << SECTOR_SHIFT)) {
-		release_log_space(fc, log_sectors);
+		release_log_space(log, log_sectors);
 		return -EIO;
 	}
-	e = alloc_pending_entry(fc, DIV_ROUND_UP(data_len, PAGE_SIZE));
+	e = alloc_pending_entry(log, DIV_ROUND_UP(data_len, PAGE_SIZE));
 	if (keep_data)
-		copy_bio_data(fc, e, bio);
+		copy_bio_data(log, e, bio);
 	e->op = op;
 	e->flags = bio_entry_flags(bio);
+	e->device = fc->device;
 	if (op != FLUSHLOG_OP_FLUSH) {
 		e->sector = bio->bi_iter.bi_sector;
 		e->nr_sectors = bio_sectors(bio);
 	}
-	if (op == FLUSHLOG_OP_WRITE && fc->no_data)
+	if (op == FLUSHLOG_OP_WRITE && log->no_data)
 		e->flags |= FLUSHLOG_F_NO_DATA;
 	e->data_len = data_len;
 	e->log_sectors = log_sectors;
-	e->submit_tick = atomic64_inc_return(&fc->tick);
+	e->submit_tick = atomic64_inc_return(&log->tick);
 	*entry = e;
 	return 0;
 }
 
-static void __queue_ready(struct flushlog_c *fc, struct pending_entry *e);
+static void __queue_ready(struct flushlog_log *log, struct pending_entry *e);
 
-/* Under fc->lock: the bio completed, its entry joins the log's order. */
-static void __entry_completed(struct flushlog_c *fc, struct pending_entry *e)
+/* Under log->lock: the bio completed, its entry joins the log's order. */
+static void __entry_completed(struct flushlog_log *log, struct pending_entry *e)
 {
-	e->complete_tick = atomic64_inc_return(&fc->tick);
+	e->complete_tick = atomic64_inc_return(&log->tick);
 	e->time_ns = ktime_get_ns();
-	__queue_ready(fc, e);
+	__queue_ready(log, e);
 }
 
 /*
@@ -533,27 +587,27 @@ static void logged_clone_end_io(struct bio *clone)
 {
 	struct bio *bio = clone->bi_private;
 	struct per_bio_data *pb = dm_per_bio_data(bio, sizeof(*pb));
-	struct flushlog_c *fc = pb->fc;
+	struct flushlog_log *log = pb->fc->log;
 	struct pending_entry *e = pb->entry;
 	unsigned long flags;
 
 	bio->bi_status = clone->bi_status;
 	bio_put(clone);
-	if (!fc->on_full_fail || bio->bi_status) {
+	if (!log->on_full_fail || bio->bi_status) {
 		bio_endio(bio);
 		return;
 	}
-	spin_lock_irqsave(&fc->lock, flags);
-	if (!logging(fc->state)) {
+	spin_lock_irqsave(&log->lock, flags);
+	if (!logging(log->state)) {
 		/* flushlog_end_io fails it: it cannot be logged */
-		spin_unlock_irqrestore(&fc->lock, flags);
+		spin_unlock_irqrestore(&log->lock, flags);
 		bio_endio(bio);
 		return;
 	}
 	pb->entry = NULL;
 	e->held = bio;
-	__entry_completed(fc, e);
-	spin_unlock_irqrestore(&fc->lock, flags);
+	__entry_completed(log, e);
+	spin_unlock_irqrestore(&log->lock, flags);
 }
 
 /*
@@ -567,6 +621,7 @@ static void logged_clone_end_io(struct bio *clone)
 static int submit_logged_clone(struct flushlog_c *fc, struct bio *bio,
 			       struct pending_entry *e)
 {
+	struct flushlog_log *log = fc->log;
 	struct bio *clone;
 	u32 left = e->data_len;
 	unsigned int i;
@@ -574,7 +629,7 @@ static int submit_logged_clone(struct flushlog_c *fc, struct bio *bio,
 	if (!e->data_len) {
 		/* fails only to clone an integrity payload */
 		clone = bio_alloc_clone(fc->data_dev->bdev, bio, GFP_NOIO,
-					&fc->bs);
+					&log->bs);
 		if (!clone)
 			return -ENOMEM;
 		/* dm polls the bio it mapped, never this one */
@@ -582,7 +637,7 @@ static int submit_logged_clone(struct flushlog_c *fc, struct bio *bio,
 		goto submit;
 	}
 	clone = bio_alloc_bioset(fc->data_dev->bdev, e->nr_pages,
-				 bio->bi_opf & ~REQ_POLLED, GFP_NOIO, &fc->bs);
+				 bio->bi_opf & ~REQ_POLLED, GFP_NOIO, &log->bs);
 	clone->bi_iter.bi_sector = bio->bi_iter.bi_sector;
 	clone->bi_ioprio = bio->bi_ioprio;
 	/* charged to the writer's cgroup, not to whoever maps the bio */
@@ -606,6 +661,7 @@ submit:
 static int flushlog_map(struct dm_target *ti, struct bio *bio)
 {
 	struct flushlog_c *fc = ti->private;
+	struct flushlog_log *log = fc->log;
 	struct per_bio_data *pb = dm_per_bio_data(bio, sizeof(*pb));
 	int r;
 
@@ -617,16 +673,16 @@ static int flushlog_map(struct dm_target *ti, struct bio *bio)
 	if (bio_data_dir(bio) != WRITE ||
 	    (!bio_sectors(bio) && !(bio->bi_opf & REQ_PREFLUSH)))
 		return DM_MAPIO_REMAPPED;
-	if (READ_ONCE(fc->state) != LOGGING_ON && !fc->on_full_fail)
+	if (READ_ONCE(log->state) != LOGGING_ON && !log->on_full_fail)
 		return DM_MAPIO_REMAPPED;
 
 	r = prepare_entry(fc, bio, &pb->entry);
-	if (!r && pb->entry && (pb->entry->data_len || fc->on_full_fail)) {
+	if (!r && pb->entry && (pb->entry->data_len || log->on_full_fail)) {
 		r = submit_logged_clone(fc, bio, pb->entry);
 		if (!r)
 			return DM_MAPIO_SUBMITTED;
-		release_log_space(fc, pb->entry->log_sectors);
-		free_pending_entry(fc, pb->entry);
+		release_log_space(log, pb->entry->log_sectors);
+		free_pending_entry(log, pb->entry);
 		pb->entry = NULL;
 	}
 	if (r) {
@@ -638,7 +694,7 @@ static int flushlog_map(struct dm_target *ti, struct bio *bio)
 }
 
 /*
- * Under fc->lock: an entry joined the ready list.  Entries go out in
+ * Under log->lock: an entry joined the ready list.  Entries go out in
  * batches, so that each log bio is large and a workload of small FUA
  * writes or frequent flushes does not cost a log bio each: at once after
  * a mark (a user marks a point to look at), when a log bio's worth is
@@ -646,21 +702,22 @@ static int flushlog_map(struct dm_target *ti, struct bio *bio)
  * otherwise FLUSHLOG_BATCH_DELAY later.  With on_full=fail every entry
  * goes at once: its bio is held until it is logged.
  */
-static void __queue_ready(struct flushlog_c *fc, struct pending_entry *e)
+static void __queue_ready(struct flushlog_log *log, struct pending_entry *e)
 {
-	list_add_tail(&e->list, &fc->ready);
-	fc->ready_bytes += (u64)e->log_sectors << SECTOR_SHIFT;
-	if (e->op == FLUSHLOG_OP_MARK || fc->on_full_fail ||
-	    fc->ready_bytes >= FLUSHLOG_BATCH_BYTES || fc->charger_waiting)
-		mod_delayed_work(fc->wq, &fc->log_work, 0);
+	list_add_tail(&e->list, &log->ready);
+	log->ready_bytes += (u64)e->log_sectors << SECTOR_SHIFT;
+	if (e->op == FLUSHLOG_OP_MARK || log->on_full_fail ||
+	    log->ready_bytes >= FLUSHLOG_BATCH_BYTES || log->charger_waiting)
+		mod_delayed_work(log->wq, &log->log_work, 0);
 	else
-		queue_delayed_work(fc->wq, &fc->log_work, FLUSHLOG_BATCH_DELAY);
+		queue_delayed_work(log->wq, &log->log_work, FLUSHLOG_BATCH_DELAY);
 }
 
 static int flushlog_end_io(struct dm_target *ti, struct bio *bio,
 			   blk_status_t *error)
 {
 	struct flushlog_c *fc = ti->private;
+	struct flushlog_log *log = fc->log;
 	struct per_bio_data *pb = dm_per_bio_data(bio, sizeof(*pb));
 	struct pending_entry *e = pb->entry;
 	unsigned long flags;
@@ -672,24 +729,24 @@ static int flushlog_end_io(struct dm_target *ti, struct bio *bio,
 	 * on_full=fail promises a log entry for every write that succeeds:
 	 * once logging has stopped, this one cannot have it.
 	 */
-	if (!*error && fc->on_full_fail && !logging(READ_ONCE(fc->state)))
+	if (!*error && log->on_full_fail && !logging(READ_ONCE(log->state)))
 		*error = BLK_STS_IOERR;
 	if (*error) {
 		/* what a failed write left on the media is unknown */
-		release_log_space(fc, e->log_sectors);
-		free_pending_entry(fc, e);
+		release_log_space(log, e->log_sectors);
+		free_pending_entry(log, e);
 		return DM_ENDIO_DONE;
 	}
 
 	/* the tick and the queue under one lock: the log is in tick order */
-	spin_lock_irqsave(&fc->lock, flags);
-	__entry_completed(fc, e);
-	spin_unlock_irqrestore(&fc->lock, flags);
+	spin_lock_irqsave(&log->lock, flags);
+	__entry_completed(log, e);
+	spin_unlock_irqrestore(&log->lock, flags);
 	return DM_ENDIO_DONE;
 }
 
 /* Data checksums: see FLUSHLOG_SF_DATA_XXH64 for why XXH64 by default. */
-static u32 data_checksum(struct flushlog_c *fc, struct pending_entry *e)
+static u32 data_checksum(struct flushlog_log *log, struct pending_entry *e)
 {
 	u32 crc = ~0U, left = e->data_len;
 	struct xxh64_state xxh;
@@ -700,34 +757,35 @@ static u32 data_checksum(struct flushlog_c *fc, struct pending_entry *e)
 		u32 len = min_t(u32, left, PAGE_SIZE);
 		void *p = kmap_local_page(entry_data(e)[i]);
 
-		if (fc->data_crc32c)
+		if (log->data_crc32c)
 			crc = crc32c(crc, p, len);
 		else
 			xxh64_update(&xxh, p, len);
 		kunmap_local(p);
 		left -= len;
 	}
-	return fc->data_crc32c ? ~crc : (u32)xxh64_digest(&xxh);
+	return log->data_crc32c ? ~crc : (u32)xxh64_digest(&xxh);
 }
 
-static void fill_header(struct flushlog_c *fc, struct pending_entry *e)
+static void fill_header(struct flushlog_log *log, struct pending_entry *e)
 {
 	struct flushlog_entry *h = page_address(*entry_header(e));
 
-	memset(h, 0, fc->log_block_size);
+	memset(h, 0, log->log_block_size);
 	h->magic = cpu_to_le32(FLUSHLOG_ENTRY_MAGIC);
-	memcpy(&h->log_id, fc->uuid.b, sizeof(h->log_id));
-	h->seq = cpu_to_le64(fc->next_seq);
+	memcpy(&h->log_id, log->uuid.b, sizeof(h->log_id));
+	h->seq = cpu_to_le64(log->next_seq);
 	h->sector = cpu_to_le64(e->sector);
 	h->nr_sectors = cpu_to_le32(e->nr_sectors);
 	h->data_len = cpu_to_le32(e->data_len);
 	h->op = cpu_to_le16(e->op);
 	h->flags = cpu_to_le16(e->flags);
-	h->data_crc = cpu_to_le32(e->data_len ? data_checksum(fc, e) : 0);
+	h->data_crc = cpu_to_le32(e->data_len ? data_checksum(log, e) : 0);
 	h->submit_tick = cpu_to_le64(e->submit_tick);
 	h->complete_tick = cpu_to_le64(e->complete_tick);
 	h->time_ns = cpu_to_le64(e->time_ns);
 	h->label_len = cpu_to_le32(e->label_len);
+	h->device = cpu_to_le32(e->device);
 	memcpy(h->label, e->label, e->label_len);
 	h->crc = cpu_to_le32(flushlog_crc(h, FLUSHLOG_HEADER_SIZE));
 }
@@ -737,23 +795,23 @@ static void fill_header(struct flushlog_c *fc, struct pending_entry *e)
  * the written part of the log; failed, once a log write failed (one of
  * theirs may have).
  */
-static void release_held(struct flushlog_c *fc)
+static void release_held(struct flushlog_log *log)
 {
 	struct bio_list done = BIO_EMPTY_LIST;
 	blk_status_t status;
 	unsigned long flags;
 	struct bio *bio;
 
-	spin_lock_irqsave(&fc->lock, flags);
-	status = fc->state == LOGGING_ERROR ? BLK_STS_IOERR : BLK_STS_OK;
-	while ((bio = bio_list_peek(&fc->held))) {
+	spin_lock_irqsave(&log->lock, flags);
+	status = log->state == LOGGING_ERROR ? BLK_STS_IOERR : BLK_STS_OK;
+	while ((bio = bio_list_peek(&log->held))) {
 		struct per_bio_data *pb = dm_per_bio_data(bio, sizeof(*pb));
 
-		if (pb->log_end > fc->logged_sector)
+		if (pb->log_end > log->logged_sector)
 			break;
-		bio_list_add(&done, bio_list_pop(&fc->held));
+		bio_list_add(&done, bio_list_pop(&log->held));
 	}
-	spin_unlock_irqrestore(&fc->lock, flags);
+	spin_unlock_irqrestore(&log->lock, flags);
 	while ((bio = bio_list_pop(&done))) {
 		if (status)
 			bio->bi_status = status;
@@ -770,7 +828,7 @@ static void release_held(struct flushlog_c *fc)
 static void log_end_io(struct bio *bio)
 {
 	struct log_bio *lb = container_of(bio, struct log_bio, bio);
-	struct flushlog_c *fc = bio->bi_private;
+	struct flushlog_log *log = bio->bi_private;
 	struct bvec_iter_all iter;
 	LIST_HEAD(finished);
 	struct log_bio *tmp;
@@ -778,62 +836,62 @@ static void log_end_io(struct bio *bio)
 	unsigned long flags;
 	u64 bytes = 0;
 
-	if (bio->bi_status && stop_logging(fc, LOGGING_ERROR))
+	if (bio->bi_status && stop_logging(log, LOGGING_ERROR))
 		DMERR("%s: log write failed (%d), logging stopped",
-		      fc->log_dev->name, blk_status_to_errno(bio->bi_status));
+		      log->name, blk_status_to_errno(bio->bi_status));
 	bio_for_each_segment_all(bv, bio, iter) {
-		mempool_free(bv->bv_page, fc->page_pool);
+		mempool_free(bv->bv_page, log->page_pool);
 		bytes += PAGE_SIZE;
 	}
-	if (!fc->on_full_fail) {
+	if (!log->on_full_fail) {
 		bio_put(bio);
 		goto account;
 	}
 
-	spin_lock_irqsave(&fc->lock, flags);
+	spin_lock_irqsave(&log->lock, flags);
 	lb->done = true;
-	list_for_each_entry_safe(lb, tmp, &fc->log_bios, list) {
+	list_for_each_entry_safe(lb, tmp, &log->log_bios, list) {
 		if (!lb->done)
 			break;
-		fc->logged_sector = lb->end;
+		log->logged_sector = lb->end;
 		list_move_tail(&lb->list, &finished);
 	}
-	spin_unlock_irqrestore(&fc->lock, flags);
+	spin_unlock_irqrestore(&log->lock, flags);
 	list_for_each_entry_safe(lb, tmp, &finished, list)
 		bio_put(&lb->bio);
-	release_held(fc);
+	release_held(log);
 
 account:
-	/* wake under the lock: drain_log's caller may free fc next */
-	spin_lock_irqsave(&fc->lock, flags);
-	fc->pending -= bytes;
-	/* as in uncharge_pending(): waiters queue up under fc->lock */
-	if (waitqueue_active(&fc->pending_wait))
-		wake_up_all(&fc->pending_wait);
-	if (!--fc->nr_log_bios)
-		wake_up(&fc->log_bios_wait);
-	spin_unlock_irqrestore(&fc->lock, flags);
+	/* wake under the lock: drain_log's caller may free log next */
+	spin_lock_irqsave(&log->lock, flags);
+	log->pending -= bytes;
+	/* as in uncharge_pending(): waiters queue up under log->lock */
+	if (waitqueue_active(&log->pending_wait))
+		wake_up_all(&log->pending_wait);
+	if (!--log->nr_log_bios)
+		wake_up(&log->log_bios_wait);
+	spin_unlock_irqrestore(&log->lock, flags);
 }
 
-static struct bio *new_log_bio(struct flushlog_c *fc)
+static struct bio *new_log_bio(struct flushlog_log *log)
 {
 	struct log_bio *lb;
 	struct bio *bio;
 
 	/* with on_full=fail a writer waits for it: not a background write */
-	bio = bio_alloc_bioset(fc->log_dev->bdev, BIO_MAX_VECS,
-			       REQ_OP_WRITE | (fc->on_full_fail ? REQ_SYNC : 0),
-			       GFP_NOIO, &fc->bs);
-	bio->bi_iter.bi_sector = fc->next_sector;
+	bio = bio_alloc_bioset(log->bdev, BIO_MAX_VECS,
+			       REQ_OP_WRITE | (log->on_full_fail ? REQ_SYNC : 0),
+			       GFP_NOIO, &log->bs);
+	bio->bi_iter.bi_sector = log->next_sector;
 	bio->bi_end_io = log_end_io;
-	bio->bi_private = fc;
+	bio->bi_private = log;
 	lb = container_of(bio, struct log_bio, bio);
 	lb->done = false;
-	spin_lock_irq(&fc->lock);
-	if (fc->on_full_fail)
-		list_add_tail(&lb->list, &fc->log_bios);
-	fc->nr_log_bios++;
-	spin_unlock_irq(&fc->lock);
+	spin_lock_irq(&log->lock);
+	if (log->on_full_fail)
+		list_add_tail(&lb->list, &log->log_bios);
+	log->nr_log_bios++;
+	spin_unlock_irq(&log->lock);
 	return bio;
 }
 
@@ -844,56 +902,56 @@ static void submit_log_bio(struct bio *bio)
 }
 
 /* Add a page to the log bio, which is submitted and replaced when full. */
-static void add_log_page(struct flushlog_c *fc, struct bio **bio,
+static void add_log_page(struct flushlog_log *log, struct bio **bio,
 			 struct page *page, unsigned int len)
 {
 	if (!*bio)
-		*bio = new_log_bio(fc);
+		*bio = new_log_bio(log);
 	if (bio_add_page(*bio, page, len, 0) != len) {
 		submit_log_bio(*bio);
-		*bio = new_log_bio(fc);
+		*bio = new_log_bio(log);
 		__bio_add_page(*bio, page, len, 0);
 	}
-	WRITE_ONCE(fc->next_sector, fc->next_sector + (len >> SECTOR_SHIFT));
+	WRITE_ONCE(log->next_sector, log->next_sector + (len >> SECTOR_SHIFT));
 }
 
 /*
  * Write one entry: its header block, then its data, whose last page
  * carries the zero padding to a log block.  The log bio takes the pages.
  */
-static void write_entry(struct flushlog_c *fc, struct bio **bio,
+static void write_entry(struct flushlog_log *log, struct bio **bio,
 			struct pending_entry *e)
 {
-	u32 left = round_up(e->data_len, fc->log_block_size);
+	u32 left = round_up(e->data_len, log->log_block_size);
 	unsigned int i;
 
-	fill_header(fc, e);
-	add_log_page(fc, bio, *entry_header(e), fc->log_block_size);
+	fill_header(log, e);
+	add_log_page(log, bio, *entry_header(e), log->log_block_size);
 	*entry_header(e) = NULL;
 	for (i = 0; left; i++) {
 		u32 len = min_t(u32, left, PAGE_SIZE);
 
-		add_log_page(fc, bio, entry_data(e)[i], len);
+		add_log_page(log, bio, entry_data(e)[i], len);
 		entry_data(e)[i] = NULL;
 		left -= len;
 	}
-	WRITE_ONCE(fc->next_seq, fc->next_seq + 1);
+	WRITE_ONCE(log->next_seq, log->next_seq + 1);
 	if (e->op == FLUSHLOG_OP_FLUSH || (e->flags & FLUSHLOG_F_FUA))
-		WRITE_ONCE(fc->nr_flush_points, fc->nr_flush_points + 1);
+		WRITE_ONCE(log->nr_flush_points, log->nr_flush_points + 1);
 	else if (e->op == FLUSHLOG_OP_MARK)
-		WRITE_ONCE(fc->nr_marks, fc->nr_marks + 1);
+		WRITE_ONCE(log->nr_marks, log->nr_marks + 1);
 }
 
 /*
  * A held bio waits for its entry to be written: after the log up to
  * log_end is (release_held), or at once, failed, if it is not written.
  */
-static void hold_until_logged(struct flushlog_c *fc, struct bio_list *held,
+static void hold_until_logged(struct flushlog_log *log, struct bio_list *held,
 			      struct pending_entry *e, bool logged)
 {
 	struct per_bio_data *pb = dm_per_bio_data(e->held, sizeof(*pb));
 
-	pb->log_end = fc->next_sector;
+	pb->log_end = log->next_sector;
 	if (!logged)
 		e->held->bi_status = BLK_STS_IOERR;
 	bio_list_add(held, e->held);
@@ -901,150 +959,298 @@ static void hold_until_logged(struct flushlog_c *fc, struct bio_list *held,
 
 static void flushlog_log_work(struct work_struct *work)
 {
-	struct flushlog_c *fc = container_of(to_delayed_work(work),
-					     struct flushlog_c, log_work);
+	struct flushlog_log *log = container_of(to_delayed_work(work),
+					     struct flushlog_log, log_work);
 	struct bio_list held = BIO_EMPTY_LIST, failed = BIO_EMPTY_LIST;
 	struct pending_entry *e, *tmp;
 	struct bio *bio = NULL;
 	LIST_HEAD(batch);
 	bool logged;
 
-	spin_lock_irq(&fc->lock);
-	list_splice_init(&fc->ready, &batch);
-	fc->ready_bytes = 0;
-	logged = logging(fc->state);
-	spin_unlock_irq(&fc->lock);
+	spin_lock_irq(&log->lock);
+	list_splice_init(&log->ready, &batch);
+	log->ready_bytes = 0;
+	logged = logging(log->state);
+	spin_unlock_irq(&log->lock);
 
 	list_for_each_entry_safe(e, tmp, &batch, list) {
 		list_del(&e->list);
 		if (logged)
-			write_entry(fc, &bio, e);
+			write_entry(log, &bio, e);
 		if (e->held)
-			hold_until_logged(fc, logged ? &held : &failed, e,
+			hold_until_logged(log, logged ? &held : &failed, e,
 					  logged);
-		free_pending_entry(fc, e);
+		free_pending_entry(log, e);
 	}
 	if (bio)
 		submit_log_bio(bio);
 	if (!bio_list_empty(&held)) {
 		/* some of their log bios may have completed already */
-		spin_lock_irq(&fc->lock);
-		bio_list_merge(&fc->held, &held);
-		spin_unlock_irq(&fc->lock);
-		release_held(fc);
+		spin_lock_irq(&log->lock);
+		bio_list_merge(&log->held, &held);
+		spin_unlock_irq(&log->lock);
+		release_held(log);
 	}
 	while ((bio = bio_list_pop(&failed)))
 		bio_endio(bio);
 }
 
 /* Wait until every queued entry is on the log device. */
-static void drain_log(struct flushlog_c *fc)
+static void drain_log(struct flushlog_log *log)
 {
-	flush_delayed_work(&fc->log_work);
-	spin_lock_irq(&fc->lock);
-	wait_event_lock_irq(fc->log_bios_wait, !fc->nr_log_bios, fc->lock);
-	spin_unlock_irq(&fc->lock);
+	flush_delayed_work(&log->log_work);
+	spin_lock_irq(&log->lock);
+	wait_event_lock_irq(log->log_bios_wait, !log->nr_log_bios, log->lock);
+	spin_unlock_irq(&log->lock);
 }
 
-static int write_super(struct flushlog_c *fc, enum flushlog_state state)
+static int write_super(struct flushlog_log *log, enum flushlog_state state)
 {
 	struct flushlog_super *sb;
 	struct page *page;
 	struct bio *bio;
-	u32 flags = 0;
+	u32 flags = 0, d;
 	int r;
 
-	page = mempool_alloc(fc->page_pool, GFP_NOIO);
-	if (fc->no_data)
+	page = mempool_alloc(log->page_pool, GFP_NOIO);
+	if (log->no_data)
 		flags |= FLUSHLOG_SF_NO_DATA;
-	if (!fc->data_crc32c)
+	if (!log->data_crc32c)
 		flags |= FLUSHLOG_SF_DATA_XXH64;
-	if (READ_ONCE(fc->filled))
+	if (READ_ONCE(log->filled))
 		flags |= FLUSHLOG_SF_FULL;
-	if (READ_ONCE(fc->state) == LOGGING_ERROR)
+	if (READ_ONCE(log->state) == LOGGING_ERROR)
 		flags |= FLUSHLOG_SF_ERROR;
 	sb = page_address(page);
-	memset(sb, 0, fc->log_block_size);
+	memset(sb, 0, log->log_block_size);
 	sb->magic = cpu_to_le64(FLUSHLOG_SUPER_MAGIC);
-	sb->version = cpu_to_le32(FLUSHLOG_VERSION_COMPLETION_ORDER);
-	sb->log_block_size = cpu_to_le32(fc->log_block_size);
-	sb->data_block_size =
-		cpu_to_le32(bdev_logical_block_size(fc->data_dev->bdev));
-	sb->data_sectors = cpu_to_le64(fc->data_sectors);
-	sb->log_sectors = cpu_to_le64(fc->log_capacity);
+	sb->log_block_size = cpu_to_le32(log->log_block_size);
+	sb->data_block_size = cpu_to_le32(log->devices[0].block_size);
+	sb->data_sectors = cpu_to_le64(log->devices[0].sectors);
+	sb->log_sectors = cpu_to_le64(log->log_capacity);
 	sb->nr_entries = cpu_to_le64(state == FLUSHLOG_STATE_CLEAN ?
-				     fc->next_seq : 0);
+				     log->next_seq : 0);
 	sb->used_sectors = cpu_to_le64(state == FLUSHLOG_STATE_CLEAN ?
-				       fc->next_sector : 0);
+				       log->next_sector : 0);
 	sb->state = cpu_to_le32(state);
 	sb->flags = cpu_to_le32(flags);
-	memcpy(sb->uuid, fc->uuid.b, sizeof(sb->uuid));
-	memcpy(&sb->log_id, fc->uuid.b, sizeof(sb->log_id));
-	sb->create_time_ns = cpu_to_le64(fc->create_time_ns);
+	memcpy(sb->uuid, log->uuid.b, sizeof(sb->uuid));
+	memcpy(&sb->log_id, log->uuid.b, sizeof(sb->log_id));
+	sb->create_time_ns = cpu_to_le64(log->create_time_ns);
+	/* one device 0 alone: version 2, which every reader takes */
+	if (log->nr_devices == 1 && log->devices[0].sectors) {
+		sb->version = cpu_to_le32(FLUSHLOG_VERSION_COMPLETION_ORDER);
+	} else {
+		sb->version = cpu_to_le32(FLUSHLOG_VERSION);
+		sb->nr_devices = cpu_to_le32(log->nr_devices);
+		for (d = 0; d < log->nr_devices; d++) {
+			sb->devices[d].sectors =
+				cpu_to_le64(log->devices[d].sectors);
+			sb->devices[d].block_size =
+				cpu_to_le32(log->devices[d].block_size);
+		}
+	}
 	sb->crc = cpu_to_le32(flushlog_crc(sb, FLUSHLOG_HEADER_SIZE));
 
 	/* PREFLUSH: the entries a clean super block counts are on the media */
-	bio = bio_alloc_bioset(fc->log_dev->bdev, 1,
+	bio = bio_alloc_bioset(log->bdev, 1,
 			       REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA | REQ_SYNC,
-			       GFP_NOIO, &fc->bs);
+			       GFP_NOIO, &log->bs);
 	bio->bi_iter.bi_sector = 0;
-	__bio_add_page(bio, page, fc->log_block_size, 0);
+	__bio_add_page(bio, page, log->log_block_size, 0);
 	r = submit_bio_wait(bio);
 	bio_put(bio);
-	mempool_free(page, fc->page_pool);
+	mempool_free(page, log->page_pool);
 	return r;
 }
 
-/* A reload of this device starts a new log: the old table's is closed. */
-static void retire_older_tables(struct flushlog_c *fc)
+/*
+ * Under log->lifecycle: whether the log is fc's mapped device's alone (no
+ * other device ever resumed on it), so that a reload's first resume
+ * starts a new log, as a new table of a device of its own would.
+ */
+static bool log_of_one_device(struct flushlog_c *fc)
 {
-	struct flushlog_c *other;
+	struct flushlog_c *m;
+	bool alone = true;
 
-	mutex_lock(&flushlog_instances_lock);
-	list_for_each_entry(other, &flushlog_instances, instances) {
-		if (other == fc || other->log_dev->bdev != fc->log_dev->bdev)
-			continue;
-		spin_lock_irq(&other->lock);
-		WRITE_ONCE(other->state, LOGGING_RETIRED);
-		spin_unlock_irq(&other->lock);
-	}
-	mutex_unlock(&flushlog_instances_lock);
+	mutex_lock(&flushlog_logs_lock);
+	list_for_each_entry(m, &fc->log->members, members)
+		alone &= m->md == fc->md || !m->ever_resumed;
+	mutex_unlock(&flushlog_logs_lock);
+	return alone;
 }
 
-/* Start a new log at the first resume, or mark it open again. */
+static u64 max_pending_bytes(const struct log_options *opt)
+{
+	return (u64)(opt->max_pending_mib ?:
+		     FLUSHLOG_DEFAULT_MAX_PENDING_MIB) << 20;
+}
+
+/* max_pending=64 and no max_pending are one budget */
+static bool options_equal(const struct log_options *a,
+			  const struct log_options *b)
+{
+	return a->on_full_fail == b->on_full_fail &&
+	       a->no_data == b->no_data &&
+	       a->data_crc32c == b->data_crc32c &&
+	       max_pending_bytes(a) == max_pending_bytes(b);
+}
+
+static bool same_options(const struct flushlog_log *log,
+			 const struct log_options *opt)
+{
+	return log->on_full_fail == opt->on_full_fail &&
+	       log->no_data == opt->no_data &&
+	       log->data_crc32c == opt->data_crc32c &&
+	       log->max_pending == max_pending_bytes(opt);
+}
+
+static void set_options(struct flushlog_log *log,
+			const struct log_options *opt)
+{
+	log->on_full_fail = opt->on_full_fail;
+	log->no_data = opt->no_data;
+	log->data_crc32c = opt->data_crc32c;
+	log->max_pending = max_pending_bytes(opt);
+}
+
+static int check_log_device(struct flushlog_log *log, char **error)
+{
+	unsigned int block = bdev_logical_block_size(log->bdev);
+
+	if (block > PAGE_SIZE) {
+		*error = "Log device block size larger than a page";
+		return -EINVAL;
+	}
+	log->log_block_size = max_t(unsigned int, block, FLUSHLOG_HEADER_SIZE);
+	log->log_capacity = bdev_nr_sectors(log->bdev);
+	/* the super block and one header at the least */
+	if (log->log_capacity < 2 * log_block_sectors(log)) {
+		*error = "Log device too small";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Under log->lifecycle, no member resumed and nothing in flight: a new,
+ * empty log, with fc's options, on the log device as it is now.
+ */
+static int start_log(struct flushlog_log *log, struct flushlog_c *fc)
+{
+	char *error;
+	int r;
+
+	r = check_log_device(log, &error);
+	if (r) {
+		DMERR("%s: cannot start the log: %s", log->name, error);
+		return r;
+	}
+	set_options(log, &fc->opt);
+	uuid_gen(&log->uuid);
+	log->create_time_ns = ktime_get_real_ns();
+	log->nr_devices = 0;
+	memset(log->devices, 0, sizeof(log->devices));
+	WRITE_ONCE(log->next_seq, 0);
+	WRITE_ONCE(log->nr_flush_points, 0);
+	WRITE_ONCE(log->nr_marks, 0);
+	WRITE_ONCE(log->next_sector, log_block_sectors(log));
+	spin_lock_irq(&log->lock);
+	WRITE_ONCE(log->state, LOGGING_IDLE);
+	WRITE_ONCE(log->filled, false);
+	log->reserved = log->next_sector;
+	log->logged_sector = log->next_sector;
+	log->peak_pending = log->pending;
+	spin_unlock_irq(&log->lock);
+	return 0;
+}
+
+/*
+ * Under log->lifecycle: whether fc may go on with the log another device
+ * shares.  A reader checks each entry against its device as the super
+ * block lists it, so a number keeps its device, and a device its number,
+ * size and block size, until a new log starts.
+ */
+static const char *continue_log_error(struct flushlog_c *fc)
+{
+	struct flushlog_log *log = fc->log;
+	struct log_device *dev = &log->devices[fc->device];
+	u32 d;
+
+	if (!same_options(log, &fc->opt))
+		return "its options differ from those of the log it shares";
+	if (dev->retired)
+		return "its number was a device's that left the log";
+	if (dev->sectors && dev->owner != fc->md)
+		return "its number is another device's in the log";
+	if (dev->sectors && (dev->sectors != fc->data_sectors ||
+			     dev->block_size !=
+			     bdev_logical_block_size(fc->data_dev->bdev)))
+		return "a device sharing its log cannot change its size or block size";
+	for (d = 0; d < log->nr_devices; d++)
+		if (d != fc->device && log->devices[d].sectors &&
+		    log->devices[d].owner == fc->md)
+			return "a device sharing its log cannot change its number";
+	return NULL;
+}
+
+/*
+ * Start a new log at the first resume (a reload's too, unless another
+ * device shares the log), or mark it open again; list the device before
+ * it maps a bio.
+ */
 static int flushlog_preresume(struct dm_target *ti)
 {
 	struct flushlog_c *fc = ti->private;
-	enum logging_state state = READ_ONCE(fc->state);
+	struct flushlog_log *log = fc->log;
+	struct log_device *dev = &log->devices[fc->device];
+	const char *error;
+	bool start;
 	int r;
 
-	if (state == LOGGING_RETIRED)
-		return 0;
-	if (state == LOGGING_IDLE) {
-		retire_older_tables(fc);
-		uuid_gen(&fc->uuid);
-		fc->create_time_ns = ktime_get_real_ns();
-		WRITE_ONCE(fc->next_sector, log_block_sectors(fc));
-		spin_lock_irq(&fc->lock);
-		fc->reserved = fc->next_sector;
-		fc->logged_sector = fc->next_sector;
-		spin_unlock_irq(&fc->lock);
+	mutex_lock(&log->lifecycle);
+	start = READ_ONCE(log->state) == LOGGING_IDLE ||
+		(!fc->ever_resumed && log_of_one_device(fc));
+	if (start) {
+		r = start_log(log, fc);
+		if (r)
+			goto out;
+	} else {
+		error = continue_log_error(fc);
+		if (error) {
+			DMERR("%s: %s cannot resume as device %u: %s", log->name,
+			      dm_device_name(fc->md), fc->device, error);
+			r = -EBUSY;
+			goto out;
+		}
 	}
-	r = write_super(fc, FLUSHLOG_STATE_DIRTY);
-	if (r && state == LOGGING_IDLE) {
+	dev->sectors = fc->data_sectors;
+	dev->block_size = bdev_logical_block_size(fc->data_dev->bdev);
+	dev->owner = fc->md;
+	log->nr_devices = max(log->nr_devices, fc->device + 1);
+	r = write_super(log, FLUSHLOG_STATE_DIRTY);
+	if (r && start) {
 		DMERR("%s: cannot start the log: super block write failed (%d)",
-		      fc->log_dev->name, r);
-		return r;
+		      log->name, r);
+		goto out;
 	}
 	/* a log that failed later must not keep the data device suspended */
-	if (r && stop_logging(fc, LOGGING_ERROR))
+	if (r && stop_logging(log, LOGGING_ERROR))
 		DMERR("%s: log super block write failed (%d), logging stopped",
-		      fc->log_dev->name, r);
-	spin_lock_irq(&fc->lock);
-	if (fc->state == LOGGING_IDLE)
-		WRITE_ONCE(fc->state, LOGGING_ON);
-	spin_unlock_irq(&fc->lock);
-	return 0;
+		      log->name, r);
+	r = 0;
+	spin_lock_irq(&log->lock);
+	if (log->state == LOGGING_IDLE)
+		WRITE_ONCE(log->state, LOGGING_ON);
+	spin_unlock_irq(&log->lock);
+	if (!fc->resumed)
+		log->nr_active++;
+	fc->resumed = true;
+	WRITE_ONCE(fc->ever_resumed, true);
+out:
+	mutex_unlock(&log->lifecycle);
+	return r;
 }
 
 /* Marks are taken again only once the resume is sure to happen. */
@@ -1052,21 +1258,21 @@ static void flushlog_resume(struct dm_target *ti)
 {
 	struct flushlog_c *fc = ti->private;
 
-	spin_lock_irq(&fc->lock);
+	spin_lock_irq(&fc->log->lock);
 	fc->suspended = false;
-	spin_unlock_irq(&fc->lock);
+	spin_unlock_irq(&fc->log->lock);
 }
 
 /*
- * Called only with no bio in flight and no mark to come.  Whatever the
- * state, no log bio may outlive fc.
+ * Called only with no bio of any member in flight and no mark to come.
+ * Whatever the state, no log bio may outlive the log.
  */
-static void close_log(struct flushlog_c *fc)
+static void close_log(struct flushlog_log *log)
 {
-	enum logging_state state = READ_ONCE(fc->state);
+	enum logging_state state = READ_ONCE(log->state);
 
-	drain_log(fc);
-	if (state == LOGGING_IDLE || state == LOGGING_RETIRED)
+	drain_log(log);
+	if (state == LOGGING_IDLE)
 		return;
 	/*
 	 * After a failed log write the entries counted are not all on the
@@ -1074,24 +1280,99 @@ static void close_log(struct flushlog_c *fc)
 	 * those that are, up to the first one missing, where a clean one
 	 * would claim them all and have the log refused.
 	 */
-	if (write_super(fc, READ_ONCE(fc->state) == LOGGING_ERROR ?
+	if (write_super(log, READ_ONCE(log->state) == LOGGING_ERROR ?
 			FLUSHLOG_STATE_DIRTY : FLUSHLOG_STATE_CLEAN))
-		DMERR("%s: cannot write the log super block",
-		      fc->log_dev->name);
+		DMERR("%s: cannot write the log super block", log->name);
+}
+
+/* Under log->lifecycle: fc stops counting among the resumed members. */
+static void deactivate(struct flushlog_c *fc)
+{
+	struct flushlog_log *log = fc->log;
+
+	if (!fc->resumed)
+		return;
+	fc->resumed = false;
+	if (--log->nr_active) {
+		/* its entries go out; the others keep the log open */
+		flush_delayed_work(&log->log_work);
+		return;
+	}
+	close_log(log);
 }
 
 /*
  * Suspended: no bio is in flight, and marks are refused from here on.
- * Everything completed is logged, then the super block says so.
+ * Everything completed is logged, and once no member is resumed, the
+ * super block says so.
  */
 static void flushlog_postsuspend(struct dm_target *ti)
 {
 	struct flushlog_c *fc = ti->private;
+	struct flushlog_log *log = fc->log;
 
-	spin_lock_irq(&fc->lock);
+	spin_lock_irq(&log->lock);
 	fc->suspended = true;
-	spin_unlock_irq(&fc->lock);
-	close_log(fc);
+	spin_unlock_irq(&log->lock);
+	mutex_lock(&log->lifecycle);
+	deactivate(fc);
+	mutex_unlock(&log->lifecycle);
+}
+
+/*
+ * The last member closed the log when it was deactivated; nothing here
+ * writes to the log device, which a new log may already be using.
+ */
+static void free_log(struct flushlog_log *log)
+{
+	WARN_ON_ONCE(log->nr_active);
+	if (log->wq) {
+		drain_log(log);
+		destroy_workqueue(log->wq);
+	}
+	mempool_destroy(log->entry_pool);
+	mempool_destroy(log->page_pool);
+	bioset_exit(&log->bs);
+	mutex_destroy(&log->page_pool_lock);
+	mutex_destroy(&log->lifecycle);
+	kfree(log);
+}
+
+/*
+ * Under log->lifecycle and flushlog_logs_lock, fc leaving: the last
+ * table of its device with its number spends the number.
+ */
+static void retire_number(struct flushlog_c *fc)
+{
+	struct log_device *dev = &fc->log->devices[fc->device];
+	struct flushlog_c *m;
+
+	if (dev->owner != fc->md)
+		return;
+	list_for_each_entry(m, &fc->log->members, members)
+		if (m != fc && m->md == fc->md && m->device == fc->device)
+			return;
+	dev->retired = true;
+}
+
+/* The last member frees the log, before its hold on the device goes. */
+static void leave_log(struct flushlog_c *fc)
+{
+	struct flushlog_log *log = fc->log;
+	bool last;
+
+	mutex_lock(&log->lifecycle);
+	deactivate(fc);
+	mutex_lock(&flushlog_logs_lock);
+	retire_number(fc);
+	list_del(&fc->members);
+	last = !--log->refs;
+	if (last)
+		list_del(&log->logs);
+	mutex_unlock(&flushlog_logs_lock);
+	mutex_unlock(&log->lifecycle);
+	if (last)
+		free_log(log);
 }
 
 static void flushlog_dtr(struct dm_target *ti)
@@ -1100,18 +1381,8 @@ static void flushlog_dtr(struct dm_target *ti)
 
 	if (!fc)
 		return;
-	if (fc->wq) {
-		close_log(fc);
-		destroy_workqueue(fc->wq);
-	}
-	if (!list_empty(&fc->instances)) {
-		mutex_lock(&flushlog_instances_lock);
-		list_del(&fc->instances);
-		mutex_unlock(&flushlog_instances_lock);
-	}
-	mempool_destroy(fc->entry_pool);
-	mempool_destroy(fc->page_pool);
-	bioset_exit(&fc->bs);
+	if (fc->log)
+		leave_log(fc);
 	if (fc->log_dev)
 		dm_put_device(ti, fc->log_dev);
 	if (fc->data_dev)
@@ -1122,11 +1393,12 @@ static void flushlog_dtr(struct dm_target *ti)
 static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 			  struct dm_target *ti)
 {
+	struct log_options *opt = &fc->opt;
 	static const struct dm_arg _args[] = {
-		{0, 4, "Invalid number of feature arguments"},
+		{0, 5, "Invalid number of feature arguments"},
 	};
 	bool have_on_full = false, have_checksum = false;
-	unsigned int argc, mib;
+	unsigned int argc, mib, device;
 	const char *arg;
 	char dummy;
 	int r;
@@ -1139,11 +1411,11 @@ static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 	while (argc--) {
 		arg = dm_shift_arg(as);
 		if (!strcmp(arg, "no_data")) {
-			if (fc->no_data) {
+			if (opt->no_data) {
 				ti->error = "Duplicate no_data argument";
 				return -EINVAL;
 			}
-			fc->no_data = true;
+			opt->no_data = true;
 		} else if (!strncmp(arg, "on_full=", 8)) {
 			if (have_on_full) {
 				ti->error = "Duplicate on_full argument";
@@ -1151,7 +1423,7 @@ static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 			}
 			have_on_full = true;
 			if (!strcmp(arg + 8, "fail")) {
-				fc->on_full_fail = true;
+				opt->on_full_fail = true;
 			} else if (strcmp(arg + 8, "stop")) {
 				ti->error = "Invalid on_full value (expected stop or fail)";
 				return -EINVAL;
@@ -1163,13 +1435,13 @@ static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 			}
 			have_checksum = true;
 			if (!strcmp(arg + 14, "crc32c")) {
-				fc->data_crc32c = true;
+				opt->data_crc32c = true;
 			} else if (strcmp(arg + 14, "xxh64")) {
 				ti->error = "Invalid data_checksum (expected xxh64 or crc32c)";
 				return -EINVAL;
 			}
 		} else if (!strncmp(arg, "max_pending=", 12)) {
-			if (fc->max_pending_mib) {
+			if (opt->max_pending_mib) {
 				ti->error = "Duplicate max_pending argument";
 				return -EINVAL;
 			}
@@ -1179,7 +1451,19 @@ static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 				ti->error = "Invalid max_pending (MiB, 2 to 65536)";
 				return -EINVAL;
 			}
-			fc->max_pending_mib = mib;
+			opt->max_pending_mib = mib;
+		} else if (!strncmp(arg, "device=", 7)) {
+			if (fc->device_given) {
+				ti->error = "Duplicate device argument";
+				return -EINVAL;
+			}
+			if (sscanf(arg + 7, "%u%c", &device, &dummy) != 1 ||
+			    device >= FLUSHLOG_MAX_DEVICES) {
+				ti->error = "Invalid device number (0 to 15)";
+				return -EINVAL;
+			}
+			fc->device = device;
+			fc->device_given = true;
 		} else {
 			ti->error = "Unrecognised flushlog feature requested";
 			return -EINVAL;
@@ -1189,89 +1473,139 @@ static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 		ti->error = "Invalid argument count";
 		return -EINVAL;
 	}
-	if (fc->no_data && have_checksum) {
+	if (opt->no_data && have_checksum) {
 		ti->error = "data_checksum and no_data exclude each other";
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static int check_devices(struct flushlog_c *fc, struct dm_target *ti)
-{
-	struct block_device *log_bdev = fc->log_dev->bdev;
-	unsigned int block = bdev_logical_block_size(log_bdev);
-
-	if (fc->data_dev->bdev == log_bdev) {
-		ti->error = "Data and log devices must differ";
-		return -EINVAL;
-	}
-	if (block > PAGE_SIZE) {
-		ti->error = "Log device block size larger than a page";
-		return -EINVAL;
-	}
-	fc->log_block_size = max_t(unsigned int, block, FLUSHLOG_HEADER_SIZE);
-	fc->log_capacity = bdev_nr_sectors(log_bdev);
-	/* the super block and one header at the least */
-	if (fc->log_capacity < 2 * log_block_sectors(fc)) {
-		ti->error = "Log device too small";
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/*
- * One log, one target: two would write over each other's entries.  A
- * reload of the same device is fine; its first resume retires the old
- * table, which was suspended (its log drained and closed) just before.
- */
-static int register_instance(struct flushlog_c *fc, struct dm_target *ti)
-{
-	struct flushlog_c *other;
-	int r = 0;
-
-	mutex_lock(&flushlog_instances_lock);
-	list_for_each_entry(other, &flushlog_instances, instances) {
-		if (other->log_dev->bdev != fc->log_dev->bdev)
-			continue;
-		if (other->md != fc->md) {
-			ti->error = "Log device in use by another flushlog device";
-			r = -EBUSY;
-			goto out;
-		}
-		if (other->table == fc->table) {
-			ti->error = "Log device in use by another target of this table";
-			r = -EBUSY;
-			goto out;
-		}
-	}
-	list_add_tail(&fc->instances, &flushlog_instances);
-out:
-	mutex_unlock(&flushlog_instances_lock);
-	return r;
-}
-
-static int create_pools(struct flushlog_c *fc, struct dm_target *ti)
+static int create_pools(struct flushlog_log *log, struct dm_target *ti)
 {
 	/* log bios, data copies and clones in flight, the super's bio */
-	if (bioset_init(&fc->bs, 64, offsetof(struct log_bio, bio),
+	if (bioset_init(&log->bs, 64, offsetof(struct log_bio, bio),
 			BIOSET_NEED_BVECS)) {
 		ti->error = "Cannot allocate log bioset";
 		return -ENOMEM;
 	}
-	fc->page_pool = mempool_create_page_pool(FLUSHLOG_MAX_IO_PAGES + 1, 0);
-	fc->entry_pool = mempool_create_kmalloc_pool(FLUSHLOG_MIN_ENTRIES,
-						     sizeof(struct pending_entry));
-	if (!fc->page_pool || !fc->entry_pool) {
+	log->page_pool = mempool_create_page_pool(FLUSHLOG_MAX_IO_PAGES + 1, 0);
+	log->entry_pool = mempool_create_kmalloc_pool(FLUSHLOG_MIN_ENTRIES,
+						      sizeof(struct pending_entry));
+	if (!log->page_pool || !log->entry_pool) {
 		ti->error = "Cannot allocate memory pools";
 		return -ENOMEM;
 	}
-	fc->wq = alloc_ordered_workqueue(DM_MSG_PREFIX "/%s", WQ_MEM_RECLAIM,
-					 dm_table_device_name(ti->table));
-	if (!fc->wq) {
+	log->wq = alloc_ordered_workqueue(DM_MSG_PREFIX "/%s", WQ_MEM_RECLAIM,
+					  log->name);
+	if (!log->wq) {
 		ti->error = "Cannot allocate workqueue";
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/* A log for fc's log device, with fc's options; not started yet. */
+static struct flushlog_log *create_log(struct flushlog_c *fc,
+				       struct dm_target *ti)
+{
+	struct flushlog_log *log;
+	int r;
+
+	log = kzalloc(sizeof(*log), GFP_KERNEL);
+	if (!log) {
+		ti->error = "Cannot allocate log context";
+		return ERR_PTR(-ENOMEM);
+	}
+	spin_lock_init(&log->lock);
+	mutex_init(&log->lifecycle);
+	INIT_LIST_HEAD(&log->members);
+	INIT_LIST_HEAD(&log->ready);
+	INIT_LIST_HEAD(&log->log_bios);
+	bio_list_init(&log->held);
+	init_waitqueue_head(&log->pending_wait);
+	init_waitqueue_head(&log->log_bios_wait);
+	mutex_init(&log->page_pool_lock);
+	INIT_DELAYED_WORK(&log->log_work, flushlog_log_work);
+	log->state = LOGGING_IDLE;
+	log->bdev = fc->log_dev->bdev;
+	strscpy(log->name, fc->log_dev->name, sizeof(log->name));
+	set_options(log, &fc->opt);
+	r = check_log_device(log, &ti->error);
+	if (!r)
+		r = create_pools(log, ti);
+	if (r) {
+		free_log(log);
+		return ERR_PTR(r);
+	}
+	return log;
+}
+
+/*
+ * Whether fc may join the log: two targets of one table, or two devices
+ * with one number, would write over each other's entries; devices that
+ * share a log agree on its options, and each keeps its number.
+ */
+static int may_join(struct flushlog_log *log, struct flushlog_c *fc,
+		    struct dm_target *ti)
+{
+	bool shared = false, renumbered = false;
+	struct flushlog_c *m;
+
+	list_for_each_entry(m, &log->members, members) {
+		if (m->table == fc->table) {
+			ti->error = "Log device in use by another target of this table";
+			return -EBUSY;
+		}
+		if (m->md == fc->md) {
+			renumbered |= m->device != fc->device;
+			continue;
+		}
+		if (m->device == fc->device) {
+			ti->error = "Device number in use on this log by another device";
+			return -EBUSY;
+		}
+		if (!options_equal(&m->opt, &fc->opt)) {
+			ti->error = "Log options differ from another device's on this log";
+			return -EINVAL;
+		}
+		shared = true;
+	}
+	if (shared && renumbered) {
+		ti->error = "A device sharing its log cannot change its device number";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Join the log of fc's log device, or make it. */
+static int join_log(struct flushlog_c *fc, struct dm_target *ti)
+{
+	struct flushlog_log *log = NULL, *l;
+	int r = 0;
+
+	mutex_lock(&flushlog_logs_lock);
+	list_for_each_entry(l, &flushlog_logs, logs) {
+		if (l->bdev == fc->log_dev->bdev) {
+			log = l;
+			break;
+		}
+	}
+	if (log) {
+		r = may_join(log, fc, ti);
+	} else {
+		log = create_log(fc, ti);
+		if (IS_ERR(log))
+			r = PTR_ERR(log);
+		else
+			list_add_tail(&log->logs, &flushlog_logs);
+	}
+	if (!r) {
+		log->refs++;
+		list_add_tail(&fc->members, &log->members);
+		fc->log = log;
+	}
+	mutex_unlock(&flushlog_logs_lock);
+	return r;
 }
 
 /*
@@ -1288,8 +1622,12 @@ static int create_pools(struct flushlog_c *fc, struct dm_target *ti)
  *   data_checksum=xxh64|crc32c
  *                    the data's checksum (xxh64)
  *   max_pending=MiB  memory for writes not yet on the log device (64)
+ *   device=N         this device's number (0 to 15) in a log shared with
+ *                    other flushlog devices, each with a number of its
+ *                    own and the same other options (0)
  *
- * The log starts afresh when the table is first resumed.
+ * The log starts afresh when the table is first resumed, unless another
+ * device shares it.
  */
 static int flushlog_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
@@ -1308,19 +1646,11 @@ static int flushlog_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		return -ENOMEM;
 	}
 	ti->private = fc;
-	spin_lock_init(&fc->lock);
-	INIT_LIST_HEAD(&fc->ready);
-	INIT_LIST_HEAD(&fc->log_bios);
-	bio_list_init(&fc->held);
-	INIT_LIST_HEAD(&fc->instances);
-	init_waitqueue_head(&fc->pending_wait);
-	init_waitqueue_head(&fc->log_bios_wait);
-	mutex_init(&fc->page_pool_lock);
-	INIT_DELAYED_WORK(&fc->log_work, flushlog_log_work);
-	fc->state = LOGGING_IDLE;
+	INIT_LIST_HEAD(&fc->members);
 	fc->data_sectors = ti->len;
 	fc->md = dm_table_get_md(ti->table);
 	fc->table = ti->table;
+	fc->suspended = true;	/* no mark before its device is listed */
 
 	as.argc = argc;
 	as.argv = argv;
@@ -1329,8 +1659,6 @@ static int flushlog_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	r = parse_features(&as, fc, ti);
 	if (r)
 		goto bad;
-	fc->max_pending = (u64)(fc->max_pending_mib ?:
-				FLUSHLOG_DEFAULT_MAX_PENDING_MIB) << 20;
 
 	r = dm_get_device(ti, data_path, dm_table_get_mode(ti->table),
 			  &fc->data_dev);
@@ -1349,13 +1677,12 @@ static int flushlog_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Log device lookup failed";
 		goto bad;
 	}
-	r = check_devices(fc, ti);
-	if (r)
+	if (fc->data_dev->bdev == fc->log_dev->bdev) {
+		ti->error = "Data and log devices must differ";
+		r = -EINVAL;
 		goto bad;
-	r = create_pools(fc, ti);
-	if (r)
-		goto bad;
-	r = register_instance(fc, ti);
+	}
+	r = join_log(fc, ti);
 	if (r)
 		goto bad;
 	r = dm_set_target_max_io_len(ti, FLUSHLOG_MAX_IO_SECTORS);
@@ -1379,6 +1706,7 @@ bad:
 
 static int add_mark(struct flushlog_c *fc, const char *label)
 {
+	struct flushlog_log *log = fc->log;
 	size_t len = strlen(label);
 	struct pending_entry *e;
 	const char *why = NULL;
@@ -1386,45 +1714,46 @@ static int add_mark(struct flushlog_c *fc, const char *label)
 
 	if (!len || len > FLUSHLOG_LABEL_MAX) {
 		DMWARN("%s: mark label must be 1 to %d bytes",
-		       fc->log_dev->name, FLUSHLOG_LABEL_MAX);
+		       log->name, FLUSHLOG_LABEL_MAX);
 		return -EINVAL;
 	}
-	spin_lock_irq(&fc->lock);
+	spin_lock_irq(&log->lock);
 	if (fc->suspended)
 		why = "suspended";
-	else if (fc->state != LOGGING_ON)
-		why = logging_state_names[fc->state];
-	spin_unlock_irq(&fc->lock);
+	else if (log->state != LOGGING_ON)
+		why = logging_state_names[log->state];
+	spin_unlock_irq(&log->lock);
 	if (why) {
 		DMWARN_LIMIT("%s: mark '%s' not logged: the log is %s",
-			     fc->log_dev->name, label, why);
+			     log->name, label, why);
 		return -EBUSY;
 	}
-	r = reserve_log_space(fc, entry_log_sectors(fc, 0));
+	r = reserve_log_space(log, entry_log_sectors(log, 0));
 	if (r) {
 		DMWARN_LIMIT("%s: mark '%s' not logged: the log is full",
-			     fc->log_dev->name, label);
+			     log->name, label);
 		return -ENOSPC;
 	}
-	e = alloc_pending_entry(fc, 0);
+	e = alloc_pending_entry(log, 0);
 	e->op = FLUSHLOG_OP_MARK;
+	e->device = fc->device;
 	e->label_len = len;
-	e->log_sectors = entry_log_sectors(fc, 0);
+	e->log_sectors = entry_log_sectors(log, 0);
 	memcpy(e->label, label, len);
 
 	/* a suspend that started meanwhile has not drained the log yet */
-	spin_lock_irq(&fc->lock);
+	spin_lock_irq(&log->lock);
 	if (fc->suspended) {
-		spin_unlock_irq(&fc->lock);
-		release_log_space(fc, e->log_sectors);
-		free_pending_entry(fc, e);
+		spin_unlock_irq(&log->lock);
+		release_log_space(log, e->log_sectors);
+		free_pending_entry(log, e);
 		return -EBUSY;
 	}
-	e->submit_tick = atomic64_inc_return(&fc->tick);
+	e->submit_tick = atomic64_inc_return(&log->tick);
 	e->complete_tick = e->submit_tick;
 	e->time_ns = ktime_get_ns();
-	__queue_ready(fc, e);
-	spin_unlock_irq(&fc->lock);
+	__queue_ready(log, e);
+	spin_unlock_irq(&log->lock);
 	return 0;
 }
 
@@ -1436,12 +1765,12 @@ static int flushlog_message(struct dm_target *ti, unsigned int argc,
 	if (argc == 2 && !strcasecmp(argv[0], "mark"))
 		return add_mark(fc, argv[1]);
 	DMWARN_LIMIT("%s: unrecognised message '%s' (expected: mark <label>)",
-		     fc->log_dev->name, argc ? argv[0] : "");
+		     fc->log->name, argc ? argv[0] : "");
 	return -EINVAL;
 }
 
 /*
- * Status:
+ * Status (of the log, which other devices may share):
  *   INFO:  <state> <entries> <flush points> <marks> <log sectors used>
  *          <log sectors free> <memory bytes> <peak memory bytes>
  *   TABLE: <data_dev> <log_dev> [<#feature args> <feature args>...]
@@ -1451,6 +1780,7 @@ static void flushlog_status(struct dm_target *ti, status_type_t type,
 			    unsigned int maxlen)
 {
 	struct flushlog_c *fc = ti->private;
+	struct flushlog_log *log = fc->log;
 	unsigned int sz = 0, nr_features;
 	u64 pending, peak_pending;
 	const char *state;
@@ -1458,38 +1788,43 @@ static void flushlog_status(struct dm_target *ti, status_type_t type,
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		spin_lock_irq(&fc->lock);
-		state = logging_state_names[fc->state];
-		if (fc->state == LOGGING_ON && fc->filled)
+		spin_lock_irq(&log->lock);
+		state = logging_state_names[log->state];
+		if (log->state == LOGGING_ON && log->filled)
 			state = "full";	/* on_full=fail: full, still logging */
-		if (fc->suspended && fc->state != LOGGING_RETIRED)
+		if (!READ_ONCE(fc->ever_resumed))
+			state = "idle";
+		else if (fc->suspended)
 			state = "suspended";
-		reserved = fc->reserved;
-		pending = fc->pending;
-		peak_pending = fc->peak_pending;
-		spin_unlock_irq(&fc->lock);
+		reserved = log->reserved;
+		pending = log->pending;
+		peak_pending = log->peak_pending;
+		spin_unlock_irq(&log->lock);
 		DMEMIT("%s %llu %llu %llu %llu %llu %llu %llu", state,
-		       READ_ONCE(fc->next_seq), READ_ONCE(fc->nr_flush_points),
-		       READ_ONCE(fc->nr_marks),
-		       (unsigned long long)READ_ONCE(fc->next_sector),
-		       (unsigned long long)(fc->log_capacity -
-					    min(reserved, fc->log_capacity)),
+		       READ_ONCE(log->next_seq), READ_ONCE(log->nr_flush_points),
+		       READ_ONCE(log->nr_marks),
+		       (unsigned long long)READ_ONCE(log->next_sector),
+		       (unsigned long long)(log->log_capacity -
+					    min(reserved, log->log_capacity)),
 		       pending, peak_pending);
 		break;
 	case STATUSTYPE_TABLE:
-		nr_features = fc->on_full_fail + fc->no_data +
-			      fc->data_crc32c + !!fc->max_pending_mib;
+		nr_features = fc->opt.on_full_fail + fc->opt.no_data +
+			      fc->opt.data_crc32c + !!fc->opt.max_pending_mib +
+			      fc->device_given;
 		DMEMIT("%s %s", fc->data_dev->name, fc->log_dev->name);
 		if (nr_features)
 			DMEMIT(" %u", nr_features);
-		if (fc->on_full_fail)
+		if (fc->opt.on_full_fail)
 			DMEMIT(" on_full=fail");
-		if (fc->no_data)
+		if (fc->opt.no_data)
 			DMEMIT(" no_data");
-		if (fc->data_crc32c)
+		if (fc->opt.data_crc32c)
 			DMEMIT(" data_checksum=crc32c");
-		if (fc->max_pending_mib)
-			DMEMIT(" max_pending=%u", fc->max_pending_mib);
+		if (fc->opt.max_pending_mib)
+			DMEMIT(" max_pending=%u", fc->opt.max_pending_mib);
+		if (fc->device_given)
+			DMEMIT(" device=%u", fc->device);
 		break;
 	case STATUSTYPE_IMA:
 		*result = '\0';
@@ -1517,7 +1852,7 @@ static int flushlog_iterate_devices(struct dm_target *ti,
 
 static struct target_type flushlog_target = {
 	.name = "flushlog",
-	.version = {2, 1, 0},
+	.version = {2, 2, 0},
 	.module = THIS_MODULE,
 	.ctr = flushlog_ctr,
 	.dtr = flushlog_dtr,

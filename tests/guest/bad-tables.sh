@@ -22,8 +22,11 @@ _expect_table_error "$t $data $log 2 data_checksum=xxh64 data_checksum=crc32c" "
 _expect_table_error "$t $data $log 1 data_checksum=md5" "Invalid data_checksum (expected xxh64 or crc32c)"
 _expect_table_error "$t $data $log 2 no_data data_checksum=crc32c" \
 	"data_checksum and no_data exclude each other"
-_expect_table_error "$t $data $log 5 no_data on_full=stop data_checksum=xxh64 max_pending=8 no_data" \
+_expect_table_error "$t $data $log 6 no_data on_full=stop data_checksum=xxh64 max_pending=8 device=1 no_data" \
 	"Invalid number of feature arguments"
+_expect_table_error "$t $data $log 2 device=1 device=2" "Duplicate device argument"
+_expect_table_error "$t $data $log 1 device=16" "Invalid device number (0 to 15)"
+_expect_table_error "$t $data $log 1 device=x" "Invalid device number (0 to 15)"
 _expect_table_error "$t /dev/nonexistent $log" "Data device lookup failed"
 _expect_table_error "$t $data /dev/nonexistent" "Log device lookup failed"
 _expect_table_error "$t $data $data" "Data and log devices must differ"
@@ -60,10 +63,10 @@ echo "data checksums: xxh64 by default, crc32c on request, both replay"
 _flushlog_init fl "$data" "$log" on_full=fail no_data
 dmsetup table fl | grep -q "flushlog [0-9:]* [0-9:]* 2 on_full=fail no_data$" ||
 	_fail "table not echoed: $(dmsetup table fl)"
-# its log worker is named for the device, as dm-crypt's are: the
-# workqueue's rescuer thread shows the name (6.1: cut to 15 characters;
-# 6.12: after "kworker/R-")
-dev=$(dmsetup info -c --noheadings -o major,minor --separator : fl | tr -d ' ')
+# its log worker is named for the log device, which devices may share:
+# the workqueue's rescuer thread shows the name (6.1: cut to 15
+# characters; 6.12: after "kworker/R-")
+dev=$(dmsetup table fl | awk '{ print $5 }')
 name=flushlog/$dev
 grep -qE "^(kworker/R-)?${name:0:15}" /proc/[0-9]*/comm 2>/dev/null ||
 	_fail "no thread named ${name:0:15}: $(cat /proc/[0-9]*/comm 2>/dev/null | grep flushlog)"

@@ -42,7 +42,7 @@ $half $half flushlog /dev/flushlog/data2 $log" \
 	"Log device in use by another target of this table"
 _flushlog_init fl "$data" "$log"
 _expect_table_error "0 $sz flushlog /dev/flushlog/data2 $log" \
-	"Log device in use by another flushlog device"
+	"Device number in use on this log by another device"
 
 echo "== marks while suspended"
 dmsetup suspend fl

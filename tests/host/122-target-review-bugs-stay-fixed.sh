@@ -5,8 +5,9 @@
 #    sectors, 8 MiB direct writes are split and logged whole, and the
 #    target's memory stays within max_pending=2 (the replay equals the
 #    data disk);
-#  - a second flushlog device, or a second target of one table, on a log
-#    in use is refused (-EBUSY);
+#  - a second flushlog device with the same device number (here both
+#    without device=, so 0), or a second target of one table, on a log in
+#    use is refused (-EBUSY);
 #  - a mark while suspended is refused and status says "suspended";
 #  - writes that fail on the data device give their log space back;
 #  - no_data entries leak no memory: after a warm-up, one of three rounds of
