@@ -26,16 +26,23 @@
 #                 a fault of its ordering
 #   FS_SERIAL     why two of its states cannot be mounted at once (every
 #                 state has the same uuid), or empty
+#   FS_DEVICES    1, or 2 for a filesystem over two traced devices (an
+#                 external journal or log): device 1, FS_SIZE1 in size, is
+#                 made first with FS_MKFS1 (the device appended), and {1}
+#                 in FS_MKFS, FS_MOUNT and FS_FSCK stands for its path
+#                 (fl_fs_dev1); both are traced into one log
 #
 # The mount options come from the 6.1 sources (fs/*/super.c): every one of
 # these filesystems was converted from barriers to PREFLUSH/FUA in 2010.
 
 FL_FILESYSTEMS="ext4 ext3 xfs btrfs gfs2 reiserfs nilfs2 vfat ocfs2 f2fs"
+# on two devices, which a log of one device could not order
+FL_FILESYSTEMS_2DEV="xfs-logdev ext4-journal"
 
 fl_fs() {
 	FS_TYPE=$1 FS_MKFS="mkfs.$1" FS_SIZE=128M FS_MODULES='' FS_PACKAGES='' FS_CONFIG=''
 	FS_MOUNT='' FS_ORDERED='' FS_UNORDERED='' FS_UNORDERED_WHY='' FS_FSCK=''
-	FS_CHECK='' FS_SERIAL='' FS_NO_PROMISE=''
+	FS_CHECK='' FS_SERIAL='' FS_NO_PROMISE='' FS_DEVICES=1 FS_SIZE1='' FS_MKFS1=''
 	case $1 in
 	ext4|ext3)
 		FS_CONFIG='CONFIG_EXT4_FS=y'
@@ -124,9 +131,31 @@ fl_fs() {
 		FS_UNORDERED=nobarrier
 		FS_FSCK='fsck.f2fs --dry-run'
 		FS_CHECK='mount (roll-forward recovery), walk, `fsck.f2fs --dry-run`' ;;
+	xfs-logdev)
+		fl_fs xfs
+		FS_DEVICES=2 FS_SIZE1=64M
+		FS_MKFS='mkfs.xfs -q -f -l logdev={1}'
+		FS_MOUNT='nouuid,logdev={1}'
+		FS_FSCK='xfs_repair -n -l {1}'
+		FS_CHECK='mount (log recovery from the log device), walk, `xfs_repair -n -l`' ;;
+	ext4-journal)
+		fl_fs ext4
+		FS_DEVICES=2 FS_SIZE1=32M
+		# the journal's block size is the filesystem's
+		FS_MKFS1='mke2fs -q -F -O journal_dev -b 4096'
+		FS_MKFS='mkfs.ext4 -q -F -b 4096 -J device={1}'
+		FS_MOUNT='journal_path={1}'
+		FS_FSCK='e2fsck -fn -j {1}'
+		FS_CHECK='mount (replay of the external journal), walk, `e2fsck -fn -j`' ;;
 	*)
 		return 1 ;;
 	esac
+}
+
+# fl_fs_dev1 STRING DEV1: STRING with each {1} replaced by DEV1, the path
+# of the fl_fs'd filesystem's second device
+fl_fs_dev1() {
+	echo "${1//\{1\}/$2}"
 }
 
 # fl_fs_options default|on|off: the mount options of the fl_fs'd filesystem
