@@ -73,6 +73,6 @@ ct=$FLUSHLOG_TOP/scripts/crashtest
 _completes "--ordering --ops --oracle --out" "$ct" --o
 _completes "--mkfs-opts" "$ct" --mk
 _completes "default on off" "$ct" --ordering ""
-_completes "xfs" "$ct" --fs x
+_completes "xfs xfs-logdev" "$ct" --fs x
 _completes "epoch,torn" "$ct" --states epoch,t
 echo "crashtest options and values"
