@@ -12,6 +12,10 @@ _flushlog_init fl /dev/flushlog/data /dev/mapper/logdev
 head -c 8M /dev/urandom >"$TMPDIR/pattern"
 
 dd if="$TMPDIR/pattern" of=/dev/mapper/fl bs=64k count=64 oflag=direct conv=fsync status=none
+# entries go to the log in batches (up to 100 ms late): a suspend writes
+# them all, so the first 4 MiB are on the log device before it fails
+dmsetup suspend fl
+dmsetup resume fl
 dmsetup suspend logdev
 dmsetup load logdev --table "0 $sz error"
 dmsetup resume logdev
