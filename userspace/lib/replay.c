@@ -209,7 +209,7 @@ fl_replay_open(struct fl_log *log, int image_fd, struct fl_replay **rp,
 
 /* Whether entry e is one of the image's devices'. */
 static bool
-fl_replay_takes(const struct fl_replay *r, const struct fl_entry *e)
+image_takes(const struct fl_replay *r, const struct fl_entry *e)
 {
 	return r->device == FL_ALL_DEVICES || e->device == r->device;
 }
@@ -293,10 +293,10 @@ note_applied(struct fl_replay *r, uint64_t nr_applied, struct fl_error *err)
 
 	fl_newer_clear(&r->newer);
 	for (uint64_t i = r->log->first_overtaking; i < nr_applied && !ret; i++)
-		ret = !fl_replay_takes(r, &r->log->entries[i]) ? 0 :
-		      fl_newer_apply(&r->newer, r->log, i, 0,
-				     r->log->entries[i].nr_sectors, NULL, NULL,
-				     err);
+		if (image_takes(r, &r->log->entries[i]))
+			ret = fl_newer_apply(&r->newer, r->log, i, 0,
+					     r->log->entries[i].nr_sectors,
+					     NULL, NULL, err);
 	return ret;
 }
 
@@ -625,7 +625,7 @@ newest(struct fl_replay *r, uint64_t seq, uint64_t first, uint64_t count,
 {
 	const struct fl_entry *e = &r->log->entries[seq];
 
-	if (!fl_replay_takes(r, e))	/* another device's image has it */
+	if (!image_takes(r, e))	/* another device's image has it */
 		return 0;
 	if (fn == apply_piece && r->newer.n && e->op == FLUSHLOG_OP_WRITE &&
 	    !(e->flags & FLUSHLOG_F_NO_DATA)) {
@@ -656,7 +656,7 @@ read_ahead_limit(const struct fl_replay *r, uint64_t to, uint64_t *to_read)
 		const struct fl_entry *e = &log->entries[i];
 		uint64_t end = e->offset + log->info.log_block_size + e->data_len;
 
-		if (!fl_replay_takes(r, e))
+		if (!image_takes(r, e))
 			continue;	/* another device's: never read */
 
 		if (end > limit)
