@@ -141,7 +141,7 @@ static inline struct page **entry_data(struct pending_entry *e)
 struct log_device {
 	sector_t sectors;	/* 0: no target has used this number yet */
 	u32 block_size;
-	struct mapped_device *owner;
+	struct mapped_device *owner;	/* NULL once retired */
 	bool retired;		/* its device left: the number is spent */
 };
 
@@ -1353,6 +1353,11 @@ static void retire_number(struct flushlog_c *fc)
 		if (m != fc && m->md == fc->md && m->device == fc->device)
 			return;
 	dev->retired = true;
+	/*
+	 * The mapped device may be freed now, and a new one take its
+	 * address: it must not be taken for this number's owner.
+	 */
+	dev->owner = NULL;
 }
 
 /* The last member frees the log, before its hold on the device goes. */

@@ -105,7 +105,9 @@ _expect_resume_error() {
 }
 _expect_resume_error fl2 "0 $sz1 flushlog $d1 /dev/flushlog/log3 1 device=1" \
 	"its number was a device's that left the log"
-dmsetup create fl1 --table "0 $sz1 flushlog $d1 /dev/flushlog/log3 1 device=2"
+dmesg -C
+dmsetup create fl1 --table "0 $sz1 flushlog $d1 /dev/flushlog/log3 1 device=2" ||
+	_fail "a new device 2 on the shared log: $(dmesg | tail -n 3)"
 dmsetup reload fl1 --table "0 $((sz1 / 2)) flushlog $d1 /dev/flushlog/log3 1 device=2"
 dmesg -C
 if dmsetup resume fl1 2>/dev/null; then
