@@ -27,6 +27,21 @@ fl_bad_args() {
 	exit 2
 }
 
+# fl_cache_lock NAME: wait for, then hold, the cache's lock NAME (one per
+# entry a script fills), so that two runs filling one entry at once (make
+# test's parallel jobs, two crashtests started together) take turns and
+# the second finds it filled.  One lock at a time, held until
+# fl_cache_unlock or the script's end.
+fl_cache_lock() {
+	mkdir -p "$FLUSHLOG_CACHE/locks"
+	exec {FL_LOCK_FD}>"$FLUSHLOG_CACHE/locks/$1.lock"
+	flock "$FL_LOCK_FD"
+}
+
+fl_cache_unlock() {
+	exec {FL_LOCK_FD}>&-
+}
+
 # Debian's kernel lines: 6.1 is bookworm's own (the linux-image-amd64 meta
 # package), 6.12 comes from bookworm-security and has no meta package.
 FL_KERNEL_LINES="6.1 6.12"
@@ -79,6 +94,7 @@ fl_linux_source() {
 	tarball=/usr/src/linux-source-$line.tar.xz
 	ver=$(fl_linux_source_version "$line")
 	dir=$FLUSHLOG_CACHE/linux-source/$ver
+	fl_cache_lock "linux-source-$ver"
 	if [ ! -f "$dir/ok" ]; then
 		[ -f "$tarball" ] || fl_die "$tarball is missing (scripts/install-deps kernel)"
 		fl_say "unpacking $tarball ($ver)"
@@ -88,6 +104,7 @@ fl_linux_source() {
 		[ -d "$dir/linux-source-$line" ] || fl_die "$tarball has no linux-source-$line/"
 		touch "$dir/ok"
 	fi
+	fl_cache_unlock
 	echo "$dir/linux-source-$line"
 }
 
