@@ -98,14 +98,14 @@ _run_guest() {
 
 # _crashtest_passes FS [crashtest options]: make crashtest's run for FS
 # (fl-workload, 100 operations, seed 7) passes every state it checks; on
-# a failure the run folder is kept in test-results/crashtest-FS.
+# a failure the run folder is kept in test-results/crashtest-KERNEL-FS.
 _crashtest_passes() {
 	local fs=$1 rc=0 keep
 	shift
 	"$FLUSHLOG_TOP/scripts/crashtest" --fs "$fs" --ops 100 --seed 7 \
 		--out "$TEST_TMP/$fs" "$@" || rc=$?
 	if ((rc)); then
-		keep=$FLUSHLOG_BUILD/test-results/crashtest-$fs
+		keep=$FLUSHLOG_BUILD/test-results/crashtest-${FLUSHLOG_KERNEL:-default}-$fs
 		rm -rf "$keep" && cp -r "$TEST_TMP/$fs" "$keep"
 		_fail "$fs: failing states (exit $rc); run folder kept in $keep"
 	fi

@@ -13,7 +13,9 @@ _require_guest
 
 truncate -s 128M "$TEST_TMP/data.img"
 truncate -s 256M "$TEST_TMP/log.img"
-_run_guest "$FLUSHLOG_TOP/tests/guest/fio-workload.sh" \
+# two CPUs, whatever FLUSHLOG_GUEST_SMP says: the target's bios are
+# submitted and completed on both at once
+_run_guest "$FLUSHLOG_TOP/tests/guest/fio-workload.sh" --smp 2 \
 	--disk "data=$TEST_TMP/data.img,write-cache=off" --disk "log=$TEST_TMP/log.img"
 
 "$FLUSHLOG" info "$TEST_TMP/log.img"

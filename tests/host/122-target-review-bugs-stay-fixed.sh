@@ -21,6 +21,8 @@ _require_guest
 
 truncate -s 64M "$TEST_TMP/data.img" "$TEST_TMP/data2.img"
 truncate -s 128M "$TEST_TMP/log.img"
-_run_guest "$FLUSHLOG_TOP/tests/guest/target-review.sh" \
+# two CPUs, whatever FLUSHLOG_GUEST_SMP says: the target's bios are
+# submitted and completed on both at once
+_run_guest "$FLUSHLOG_TOP/tests/guest/target-review.sh" --smp 2 \
 	--disk "data=$TEST_TMP/data.img" --disk "data2=$TEST_TMP/data2.img" \
 	--disk "log=$TEST_TMP/log.img"

@@ -14,7 +14,9 @@ _require_guest
 # 300 writes of 64 KiB, each to its own place, each compared
 truncate -s 20M "$TEST_TMP/data.img"
 truncate -s 64M "$TEST_TMP/log.img"
-_run_guest "$FLUSHLOG_TOP/tests/guest/rewrite-in-flight.sh" \
+# two CPUs, whatever FLUSHLOG_GUEST_SMP says: the target's bios are
+# submitted and completed on both at once
+_run_guest "$FLUSHLOG_TOP/tests/guest/rewrite-in-flight.sh" --smp 2 \
 	--disk "data=$TEST_TMP/data.img" --disk "log=$TEST_TMP/log.img" -- 300
 "$FLUSHLOG" info "$TEST_TMP/log.img" | grep -E "^(state|entries)"
 "$FLUSHLOG" replay -q -o "$TEST_TMP/replay.img" "$TEST_TMP/log.img"

@@ -13,7 +13,9 @@ _require_guest
 
 truncate -s 32M "$TEST_TMP/data.img" "$TEST_TMP/log.img"
 truncate -s 1M "$TEST_TMP/acks.img"
-_run_guest "$FLUSHLOG_TOP/tests/guest/fail-mode-holds-writes.sh" \
+# two CPUs, whatever FLUSHLOG_GUEST_SMP says: the target's bios are
+# submitted and completed on both at once
+_run_guest "$FLUSHLOG_TOP/tests/guest/fail-mode-holds-writes.sh" --smp 2 \
 	--disk "data=$TEST_TMP/data.img" --disk "log=$TEST_TMP/log.img" \
 	--disk "acks=$TEST_TMP/acks.img"
 tr -d '\0' <"$TEST_TMP/acks.img" >"$TEST_TMP/acks"
