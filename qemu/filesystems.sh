@@ -37,7 +37,7 @@
 
 FL_FILESYSTEMS="ext4 ext3 xfs btrfs gfs2 reiserfs nilfs2 vfat ocfs2 f2fs"
 # on two devices, which a log of one device could not order
-FL_FILESYSTEMS_2DEV="xfs-logdev ext4-journal"
+FL_FILESYSTEMS_2DEV="xfs-logdev ext4-journal btrfs-raid1"
 
 fl_fs() {
 	FS_TYPE=$1 FS_MKFS="mkfs.$1" FS_SIZE=128M FS_MODULES='' FS_PACKAGES='' FS_CONFIG=''
@@ -147,6 +147,13 @@ fl_fs() {
 		FS_MOUNT='journal_path={1}'
 		FS_FSCK='e2fsck -fn -j {1}'
 		FS_CHECK='mount (replay of the external journal), walk, `e2fsck -fn -j`' ;;
+	btrfs-raid1)
+		fl_fs btrfs
+		FS_DEVICES=2 FS_SIZE1=$FS_SIZE
+		# data and metadata mirrored: each block on both devices
+		FS_MKFS='mkfs.btrfs -q -f -d raid1 -m raid1 {1}'
+		FS_MOUNT='device={1}'
+		FS_CHECK='mount (log tree replay, both mirrors), walk, `btrfs check --readonly`' ;;
 	*)
 		return 1 ;;
 	esac

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# make crashtest on btrfs raid1 over two traced devices that write one log:
+# data and metadata mirrored, every block written to both.  Each state is
+# mounted from its own two devices and checked by btrfs check, which finds
+# a filesystem's devices by its fsid: the traced disks and the states
+# before and after carry the same one, and only a /dev of the state's own
+# devices (qemu/check-state) and a forgotten kernel device list keep the
+# check on the state (without them a state was checked against the newer
+# generation of the traced disk).  With the ordering on every state must
+# pass; with nobarrier crashtest must catch it.
+. "$FLUSHLOG_TOP/tests/common.sh"
+# kernels: 6.12
+# asan: no
+_require_guest
+_require_cmd jq
+
+_crashtest_passes btrfs-raid1 --ops 30 --states prefix,epoch --max-reorder 1 \
+	--max-states 30 --oracle fsync
+grep -q "^format: *flushlog version 3" "$TEST_TMP/btrfs-raid1/info.txt" ||
+	_fail "not a log of two devices: $(head -n 3 "$TEST_TMP/btrfs-raid1/info.txt")"
+# both devices written: a raid1 that wrote one disk is no raid1
+for d in 0 1; do
+	awk -v d="$d:" '$3 == "write" && index($5, d) == 1 { found = 1 } END { exit !found }' \
+		"$TEST_TMP/btrfs-raid1/dump.txt" || _fail "no write on device $d in the log"
+done
+checked=$(jq '.states | length' "$TEST_TMP/btrfs-raid1/report.json")
+((checked >= 10)) || _fail "only $checked states checked"
+
+rc=0
+# the prefix states alone catch it (60 operations with the epoch sample
+# too: 13 of 60 states failed, in 12 minutes)
+"$FLUSHLOG_TOP/scripts/crashtest" --fs btrfs-raid1 --ordering off --ops 30 --seed 7 \
+	--states prefix --oracle fsync \
+	--out "$TEST_TMP/off" >"$TEST_TMP/off.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] || _fail "btrfs-raid1, nobarrier: crashtest exited $rc, expected 1 (failing states): $(tail -n 3 "$TEST_TMP/off.out")"
+echo "btrfs-raid1, nobarrier: $(grep 'states checked' "$TEST_TMP/off/summary.txt")"
