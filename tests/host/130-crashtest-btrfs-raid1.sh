@@ -36,4 +36,7 @@ rc=0
 	--states prefix,epoch --max-reorder 1 --max-states 100 --oracle fsync \
 	--out "$TEST_TMP/off" >"$TEST_TMP/off.out" 2>&1 || rc=$?
 [ "$rc" = 1 ] || _fail "btrfs-raid1, nobarrier: crashtest exited $rc, expected 1 (failing states): $(tail -n 3 "$TEST_TMP/off.out")"
+# failed by the filesystem, not by a checker that could not run
+grep -q "does not mount\|fsync oracle: .* broken\|btrfs check\|ERROR" "$TEST_TMP"/off/failures/*/checker.out ||
+	_fail "btrfs-raid1, nobarrier: the failures name no mount, check or promise: $(head -n 3 "$TEST_TMP"/off/failures/*/checker.out)"
 echo "btrfs-raid1, nobarrier: $(grep 'states checked' "$TEST_TMP/off/summary.txt")"
