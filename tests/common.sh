@@ -113,6 +113,23 @@ _crashtest_passes() {
 	echo "$fs: $(grep 'states checked' "$TEST_TMP/$fs/summary.txt")"
 }
 
+# _crashtest_caught FS CAUSES [crashtest options]: make crashtest's run
+# for FS with its ordering off (fl-workload, seed 7, the fsync oracle)
+# fails states (exit 1), and a failing state's checker output matches
+# CAUSES (grep -E): failed by the filesystem, not by a checker that could
+# not run.  The run folder is TEST_TMP/off.
+_crashtest_caught() {
+	local fs=$1 causes=$2 rc=0
+	shift 2
+	"$FLUSHLOG_TOP/scripts/crashtest" --fs "$fs" --ordering off --seed 7 --oracle fsync \
+		--out "$TEST_TMP/off" "$@" >"$TEST_TMP/off.out" 2>&1 || rc=$?
+	[ "$rc" = 1 ] ||
+		_fail "$fs, ordering off: crashtest exited $rc, expected 1 (failing states): $(tail -n 3 "$TEST_TMP/off.out")"
+	grep -Eq "$causes" "$TEST_TMP"/off/failures/*/checker.out ||
+		_fail "$fs, ordering off: no failure says '$causes': $(head -n 3 "$TEST_TMP"/off/failures/*/checker.out)"
+	echo "$fs, ordering off: $(grep 'states checked' "$TEST_TMP/off/summary.txt")"
+}
+
 # _broken_journal DIR: DIR/log, a journal of 8 transactions (data, a
 # flush, then the commit with FUA) whose writer commits transactions 2
 # and 5 before their data, with a second write in every epoch so that
