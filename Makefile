@@ -56,20 +56,36 @@ Q := $(if $(V),,@)
 
 all: $(BUILD)/flushlog $(BUILD)/libflushlog.a $(BUILD)/$(LIB_SONAME) $(SHIP)
 
+# Every build first gets what it builds with (make, make crashtest, matrix,
+# bench, test): as root on Debian, scripts/install-deps installs what is
+# missing (nothing runs apt when nothing is); as anyone else, or where
+# there is no dpkg, a missing library stops the build with what to install.
+# An order-only prerequisite of every compile, so it runs once, first.
+deps:
+	$(Q)if [ "$$(id -u)" = 0 ] && command -v dpkg-query >/dev/null; then \
+		scripts/install-deps build; \
+	elif ! command -v $(CC) >/dev/null || ! pkg-config --exists $(CLI_PKGS) 2>/dev/null; then \
+		echo "make: the build needs $(CC), pkg-config and the development files of $(CLI_PKGS)" \
+		     "(Debian: scripts/install-deps build, as root)" >&2; \
+		exit 1; \
+	fi
+
 # The library's objects serve the archive and the shared library alike,
 # position independent; the shared one exports only what
 # userspace/lib/libflushlog.sym names (the API of flushlog.h), as
 # libdevmapper and libblkid do, its other symbols local.
 $(LIB_OBJS): FL_CFLAGS += -fPIC
 
-# The CLI writes JSON through json-c and XML through libxml2.
+# The CLI writes JSON through json-c and XML through libxml2.  Asked of
+# pkg-config when a recipe runs, not when make reads this file: on a fresh
+# machine they are installed in between (deps).
 CLI_PKGS := json-c libxml-2.0
-$(CLI_OBJS): FL_CFLAGS += $(shell pkg-config --cflags $(CLI_PKGS))
+$(CLI_OBJS): PKG_CFLAGS = $(shell pkg-config --cflags $(CLI_PKGS))
 
-$(BUILD)/%.o: %.c $(HEADERS)
+$(BUILD)/%.o: %.c $(HEADERS) | deps
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) -Iuserspace/cli -c $< -o $@
+	$(Q)$(CC) $(FL_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -Iuserspace/cli -c $< -o $@
 
 $(BUILD)/libflushlog.a: $(LIB_OBJS)
 	@echo "  AR      $@"
@@ -101,7 +117,7 @@ $(BUILD)/flushlog: $(CLI_OBJS) $(BUILD)/libflushlog.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(CLI_PKGS))
 
-$(BUILD)/%: userspace/tools/%.c $(HEADERS)
+$(BUILD)/%: userspace/tools/%.c $(HEADERS) | deps
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $<
@@ -164,14 +180,23 @@ fuzz: fuzz-progs
 
 # The suite: the debug kernel (built once into the cache), host tests with
 # the normal build, again under ASan and UBSan, and the guest tests again on
-# the debug kernel.  scripts/install-deps brings what a fresh Debian 12 lacks.
+# the debug kernel.  scripts/install-deps brings what a fresh Debian 12
+# lacks.  TESTS="NNN ..." runs only the tests whose names hold one of them.
 test:
 	$(Q)scripts/install-deps test
 	$(Q)$(MAKE) -s WERROR=1 test-progs
 	$(Q)$(MAKE) -s WERROR=1 BUILD=$(BUILD)/asan CFLAGS="-O1 -g" \
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		test-progs
-	$(Q)tests/run --build $(BUILD) --asan-build $(BUILD)/asan --kernels "6.1 6.12 debug"
+	$(Q)tests/run --build $(BUILD) --asan-build $(BUILD)/asan --kernels "6.1 6.12 debug" $(TESTS)
+
+# The host tests alone: no root, no QEMU, a few minutes.  As root it
+# installs what they use; as anyone else a test that lacks a tool says
+# "skipped: why".
+check-host:
+	$(Q)scripts/install-deps host || [ "$$(id -u)" != 0 ]
+	$(Q)$(MAKE) -s WERROR=1 test-progs
+	$(Q)tests/run --build $(BUILD) --host-only $(TESTS)
 
 # KERNEL=6.1|6.12|debug|DIR|FILE: the guest kernel of make bench, crashtest
 # and matrix (matrix: a list, one column group each; default "6.1 6.12").
@@ -182,9 +207,10 @@ bench: all test-progs bench-progs
 	$(Q)scripts/install-deps bench
 	$(Q)$(KERNEL_ENV) bench/run --build $(BUILD) --out bench/results.md
 
-# The main job: trace a filesystem workload in QEMU and check every point.
+# The main job: trace a filesystem workload in QEMU and check every point;
+# OPTS="--ops 500 --states epoch ..." for crashtest's other options.
 crashtest: all
-	$(Q)$(KERNEL_ENV) scripts/crashtest --fs $(or $(FS),ext4)
+	$(Q)$(KERNEL_ENV) scripts/crashtest --fs $(or $(FS),ext4) $(OPTS)
 
 # Every filesystem with its ordering on and off (scripts/matrix): the
 # table docs/matrix.md.  FS="gfs2 f2fs" for some of them.
@@ -245,4 +271,4 @@ uninstall:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all test test-progs bench-progs fuzz fuzz-progs bench crashtest matrix patches debug-kernel man install uninstall clean
+.PHONY: all deps test check-host test-progs bench-progs fuzz fuzz-progs bench crashtest matrix patches debug-kernel man install uninstall clean
