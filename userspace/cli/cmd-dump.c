@@ -10,8 +10,10 @@ enum { OPT_JSON, OPT_FROM, OPT_TO };
 
 static const struct cli_option dump_options[] = {
 	[OPT_JSON] = { "json", 0, NULL, "print one JSON object per entry" },
-	[OPT_FROM] = { "from", 0, "N", "start at entry N (default 0)" },
-	[OPT_TO] = { "to", 0, "N", "stop after entry N (default the last; -1: none)" },
+	[OPT_FROM] = { "from", 0, "POINT",
+		       "the entries after POINT's state (default start); N: from entry N on" },
+	[OPT_TO] = { "to", 0, "POINT",
+		     "the entries up to POINT's state (default end); N: up to entry N, -1: none" },
 	{ NULL },
 };
 
@@ -95,46 +97,73 @@ print_entry_json(const struct fl_log *log, uint64_t seq)
 	return ret;
 }
 
+static bool
+is_number(const char *s)
+{
+	return *s && strspn(s, "0123456789") == strlen(s);
+}
+
+/*
+ * The position --from or --to names: a POINT, or as before POINTs, a bare
+ * entry number N, which --from starts with and --to ends with (-1: none).
+ */
+static int
+dump_position(const struct cli_command *cmd, const struct fl_log *log,
+	      const char *opt, const char *arg, uint64_t *position)
+{
+	bool from = !strcmp(opt, "from");
+	char spec[32];
+	int ret;
+
+	if (!from && !strcmp(arg, "-1"))
+		return *position = 0, 0;
+	if (!is_number(arg) || strlen(arg) > 20)
+		return cli_parse_point(cmd, log, opt, arg, position);
+	snprintf(spec, sizeof(spec), "entry:%s", arg);
+	ret = cli_parse_point(cmd, log, opt, spec, position);
+	if (!ret && from)
+		--*position;	/* before entry N: its position is N */
+	return ret;
+}
+
 static int
 run_dump(const struct cli_command *cmd, int argc, char **argv)
 {
-	uint64_t from = 0, to = UINT64_MAX, nr;
-	bool json = false, have_to = false, none = false;
+	const char *arg, *from = NULL, *to = NULL;
+	uint64_t first = 0, last;
 	struct fl_log *log;
-	const char *arg;
+	bool json = false;
 	int opt, ret;
 
 	while ((opt = cli_next_option(cmd, argc, argv, &arg)) >= 0) {
 		if (opt == OPT_JSON)
 			json = true;
 		else if (opt == OPT_FROM)
-			cli_parse_u64(cmd, "from", arg, &from);
-		else if (!strcmp(arg, "-1"))	/* a state before any entry */
-			none = true;
+			from = arg;
 		else
-			have_to = !cli_parse_u64(cmd, "to", arg, &to);
+			to = arg;
 	}
 	if (argc - cli_operand_index() != 1)
 		cli_usage_error(cmd, "expected one LOG");
-	if (have_to && to < from)
-		cli_usage_error(cmd, "--to %" PRIu64 " is before --from %" PRIu64,
-				to, from);
 	ret = cli_open_log(cmd, argv[cli_operand_index()], 0, &log);
 	if (ret)
 		return ret;
-	nr = fl_log_info(log)->nr_entries;
-	if (from >= nr && nr && !none) {
-		fprintf(stderr, "flushlog dump: --from %" PRIu64 ": the log has entries 0 to %" PRIu64 " only\n",
-			from, nr - 1);
+	last = fl_log_info(log)->nr_entries;
+	if (from)
+		ret = dump_position(cmd, log, "from", from, &first);
+	if (!ret && to)
+		ret = dump_position(cmd, log, "to", to, &last);
+	if (!ret)
+		ret = cli_check_range(cmd, from, to, first, last);
+	if (ret) {
 		fl_log_close(log);
-		return EXIT_USAGE;
+		return ret;
 	}
 	if (!json)
 		printf("%8s %8s %-12s %-5s %12s %8s %10s %10s %-5s %s\n", "seq",
 		       "logged", "op", "rwbs", "sector", "sectors", "submit",
 		       "complete", "point", "label");
-	ret = 0;
-	for (uint64_t i = from; !ret && !none && i < nr && i <= to; i++) {
+	for (uint64_t i = first; !ret && i < last; i++) {
 		if (json)
 			ret = print_entry_json(log, i);
 		else
@@ -148,7 +177,7 @@ run_dump(const struct cli_command *cmd, int argc, char **argv)
 
 const struct cli_command cmd_dump = {
 	.name = "dump",
-	.synopsis = "[--json] [--from N] [--to N] LOG",
+	.synopsis = "[--json] [--from POINT] [--to POINT] LOG",
 	.summary = "Print the log's entries, one per line.",
 	.description =
 		"Entries are listed in durability order, the order replay applies.\n"
@@ -162,9 +191,15 @@ const struct cli_command cmd_dump = {
 		"ticks, 'point' where a crash point ends, and a mark's label.  A label\n"
 		"may hold any bytes: in the text, a byte that is not UTF-8 and a control\n"
 		"character (terminal escapes included) are shown as \\xNN; in the JSON,\n"
-		"a byte that is not UTF-8.  --to -1 prints no entry: the entries of a\n"
-		"state before the first one.",
-	.example = "  flushlog dump --from 100 --to 120 log.img\n  flushlog dump --json log.img | jq 'select(.fua)'",
+		"a byte that is not UTF-8.  --from and --to take a POINT, as every\n"
+		"command does (start, end, entry:N, flush:K, point:K, mark:LABEL; see\n"
+		"flushlog(1)): the entries listed are those after --from's state up to\n"
+		"--to's, the ones 'flushlog replay --in-place' applies between them.  A\n"
+		"bare number N is entry N itself, and --to -1 lists none.  A point the\n"
+		"log does not have is an error, at either end.",
+	.example = "  flushlog dump --from 100 --to 120 log.img\n"
+		   "  flushlog dump --from flush:3 --to mark:commit-1 log.img\n"
+		   "  flushlog dump --json log.img | jq 'select(.fua)'",
 	.options = dump_options,
 	.run = run_dump,
 };
