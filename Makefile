@@ -83,12 +83,13 @@ $(BUILD)/$(LIB_SONAME): $(LIB_OBJS) userspace/lib/libflushlog.sym
 	$(Q)ln -sf $(LIB_SONAME) $(BUILD)/libflushlog.so
 
 # flushlog-format(5) is docs/log-format.md, the one text of the format,
-# made a man page by go-md2man
-$(BUILD)/man/flushlog-format.5: docs/log-format.md
+# made a man page by go-md2man, its tables made to fit 80 columns
+$(BUILD)/man/flushlog-format.5: docs/log-format.md userspace/man/md2man-tables.awk
 	@mkdir -p $(dir $@)
 	@echo "  GEN     $@"
 	$(Q){ printf '%% FLUSHLOG-FORMAT 5 "" "flushlog $(VERSION)" "File Formats"\n\n# NAME\n\nflushlog-format - the dm-flushlog log format\n\n'; \
-	      sed '1d' $<; } | go-md2man >$@.tmp && mv $@.tmp $@
+	      sed '1d' $<; } | go-md2man | awk -f userspace/man/md2man-tables.awk >$@.tmp && \
+		mv $@.tmp $@
 
 # Without go-md2man (a build dependency, not a user's) the page is left
 # out, and install says so.
