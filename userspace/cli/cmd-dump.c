@@ -18,13 +18,13 @@ static const struct cli_option dump_options[] = {
 };
 
 static void
-print_entry_text(const struct fl_log *log, uint64_t seq)
+print_entry_text(const struct fl_log *log, uint64_t entry)
 {
-	const struct fl_entry *e = fl_log_entry(log, seq);
+	const struct fl_entry *e = fl_log_entry(log, entry);
 	char letters[8];
 
 	rwbs(e, letters);
-	printf("%8" PRIu64 " %8" PRIu64 " %-12s %-5s", seq, e->seq,
+	printf("%8" PRIu64 " %10" PRIu64 " %-12s %-5s", entry, e->seq,
 	       fl_op_name(e->op), letters);
 	if (fl_log_info(log)->nr_devices > 1) {
 		/* device:sector, the device alone where there is no range */
@@ -49,7 +49,7 @@ print_entry_text(const struct fl_log *log, uint64_t seq)
 	       e->complete_tick, e->flags & FL_ENTRY_CRASH_POINT ? "point" : "");
 	if (e->op == FLUSHLOG_OP_MARK) {
 		putchar(' ');
-		cli_print_escaped(stdout, fl_log_label(log, seq));
+		cli_print_escaped(stdout, fl_log_label(log, entry));
 	}
 	putchar('\n');
 }
@@ -60,11 +60,14 @@ add_bool(struct json_object *o, const char *key, bool value)
 	return cli_json_add(o, key, json_object_new_boolean(value));
 }
 
-/* -1 if out of memory */
+/*
+ * -1 if out of memory.  "seq" is "entry" under its old name, kept for the
+ * scripts that read it; "logged_seq" is the header's seq.
+ */
 static int
-print_entry_json(const struct fl_log *log, uint64_t seq)
+print_entry_json(const struct fl_log *log, uint64_t entry)
 {
-	const struct fl_entry *e = fl_log_entry(log, seq);
+	const struct fl_entry *e = fl_log_entry(log, entry);
 	struct json_object *o = json_object_new_object();
 	char letters[8];
 	int ret;
@@ -72,7 +75,8 @@ print_entry_json(const struct fl_log *log, uint64_t seq)
 	if (!o)
 		return -1;
 	rwbs(e, letters);
-	ret = cli_json_add(o, "seq", json_object_new_uint64(seq)) ||
+	ret = cli_json_add(o, "entry", json_object_new_uint64(entry)) ||
+	      cli_json_add(o, "seq", json_object_new_uint64(entry)) ||
 	      cli_json_add(o, "logged_seq", json_object_new_uint64(e->seq)) ||
 	      cli_json_add(o, "op", json_object_new_string(fl_op_name(e->op))) ||
 	      cli_json_add(o, "rwbs", json_object_new_string(letters)) ||
@@ -90,7 +94,7 @@ print_entry_json(const struct fl_log *log, uint64_t seq)
 	      add_bool(o, "crash_point", e->flags & FL_ENTRY_CRASH_POINT);
 	if (e->op == FLUSHLOG_OP_MARK)
 		ret = ret || cli_json_add(o, "label",
-				    cli_json_string(fl_log_label(log, seq)));
+				    cli_json_string(fl_log_label(log, entry)));
 	if (!ret)
 		ret = cli_json_print(stdout, o);
 	json_object_put(o);
@@ -160,9 +164,9 @@ run_dump(const struct cli_command *cmd, int argc, char **argv)
 		return ret;
 	}
 	if (!json)
-		printf("%8s %8s %-12s %-5s %12s %8s %10s %10s %-5s %s\n", "seq",
-		       "logged", "op", "rwbs", "sector", "sectors", "submit",
-		       "complete", "point", "label");
+		printf("%8s %10s %-12s %-5s %12s %8s %10s %10s %-5s %s\n",
+		       "entry", "logged_seq", "op", "rwbs", "sector", "sectors",
+		       "submit", "complete", "point", "label");
 	for (uint64_t i = first; !ret && i < last; i++) {
 		if (json)
 			ret = print_entry_json(log, i);
@@ -181,9 +185,10 @@ const struct cli_command cmd_dump = {
 	.summary = "Print the log's entries, one per line.",
 	.description =
 		"Entries are listed in durability order, the order replay applies.\n"
-		"Columns: entry number in that order, the number it was logged with\n"
-		"(a version 2 log is written in completion order, so the two differ),\n"
-		"operation, the RWBS letters blktrace shows for the request the target\n"
+		"Columns: the entry number, its place in that order (entry:N); the\n"
+		"logged seq, its header's seq, its place in the log as written (a\n"
+		"version 2 or 3 log is written in completion order, so the two differ);\n"
+		"the operation, the RWBS letters blktrace shows for the request the target\n"
 		"saw (F before the operation: preflush; W write, D discard, DE secure\n"
 		"erase, N write-zeroes; F after it: FUA; S sync; M metadata; a flush is\n"
 		"an empty write with preflush, FW, and a mark, a message to blktrace, N),\n"
