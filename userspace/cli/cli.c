@@ -67,9 +67,10 @@ cli_usage(const struct cli_command *cmd, FILE *out)
 void
 cli_version(FILE *out)
 {
-	fprintf(out, "flushlog %s (libflushlog %s; log format versions %d and %d)\n",
+	fprintf(out, "flushlog %s (libflushlog %s; reads dm-flushlog logs of format versions %d to %d, dm-log-writes logs of version %d)\n",
 		FLUSHLOG_VERSION_STRING, fl_version(),
-		FLUSHLOG_VERSION_DURABILITY_ORDER, FLUSHLOG_VERSION);
+		FLUSHLOG_VERSION_DURABILITY_ORDER, FLUSHLOG_VERSION,
+		FL_LOG_WRITES_VERSION);
 }
 
 void

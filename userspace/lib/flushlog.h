@@ -63,6 +63,12 @@ enum fl_format {
 	FL_FORMAT_LOG_WRITES = 2,	/* dm-log-writes / QEMU blklogwrites */
 };
 
+/*
+ * The versions read: dm-flushlog's FLUSHLOG_VERSION_DURABILITY_ORDER to
+ * FLUSHLOG_VERSION (<linux/dm-flushlog.h>), and dm-log-writes' one.
+ */
+#define FL_LOG_WRITES_VERSION	1
+
 /* What an error is about, so a caller can tell a bad log from the rest. */
 enum fl_error_source {
 	FL_ERR_NONE = 0,
