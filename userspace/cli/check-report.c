@@ -1112,7 +1112,8 @@ summarise(const struct check_run *run, const char *self)
 {
 	const struct check_args *a = run->args;
 
-	if (!a->json)
+	/* a table of the failures: none, no table, the totals say it all */
+	if (!a->json && run->failed)
 		report_print_head();
 	for (size_t i = 0; i < run->nr_states; i++) {
 		const struct state_result *s = &run->states[i];
