@@ -99,12 +99,13 @@ $(BUILD)/$(LIB_SONAME): $(LIB_OBJS) userspace/lib/libflushlog.sym
 	$(Q)ln -sf $(LIB_SONAME) $(BUILD)/libflushlog.so
 
 # flushlog-format(5) is docs/log-format.md, the one text of the format,
-# made a man page by go-md2man
-$(BUILD)/man/flushlog-format.5: docs/log-format.md
+# made a man page by go-md2man, its tables made to fit 80 columns
+$(BUILD)/man/flushlog-format.5: docs/log-format.md userspace/man/md2man-tables.awk
 	@mkdir -p $(dir $@)
 	@echo "  GEN     $@"
 	$(Q){ printf '%% FLUSHLOG-FORMAT 5 "" "flushlog $(VERSION)" "File Formats"\n\n# NAME\n\nflushlog-format - the dm-flushlog log format\n\n'; \
-	      sed '1d' $<; } | go-md2man >$@.tmp && mv $@.tmp $@
+	      sed '1d' $<; } | go-md2man | awk -f userspace/man/md2man-tables.awk >$@.tmp && \
+		mv $@.tmp $@
 
 # Without go-md2man (a build dependency, not a user's) the page is left
 # out, and install says so.
@@ -241,6 +242,14 @@ INSTALLED := $(BINDIR)/flushlog $(SHIP:$(BUILD)/%=$(BINDIR)/%) $(INSTALLED_LIB) 
 	     $(MAN3:userspace/man/%=$(MANDIR)/man3/%) $(API_FUNCS:%=$(MANDIR)/man3/%.3) \
 	     $(MANDIR)/man5/flushlog-format.5 $(BASHCOMPDIR)/flushlog
 
+# The dynamic linker finds a new library in a system folder only once
+# ldconfig has rebuilt its cache: a package runs it when it is installed
+# (Debian's libc trigger), and make install does, as root, into the
+# running system (no DESTDIR).  Into a DESTDIR, a package's tree, the
+# package's own installation will; as a user, there is no cache to write.
+LDCONFIG ?= ldconfig
+LDCONFIG_STEP = $(if $(DESTDIR),,[ "$$(id -u)" != 0 ] || $(LDCONFIG))
+
 install: all man
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 		$(DESTDIR)$(INCLUDEDIR)/flushlog/linux $(DESTDIR)$(MANDIR)/man1 \
@@ -250,6 +259,7 @@ install: all man
 	ln -sf libflushlog.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libflushlog.so
 	install -m 644 $(BUILD)/libflushlog.a $(DESTDIR)$(LIBDIR)/
+	$(LDCONFIG_STEP)
 	install -m 644 userspace/lib/flushlog.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 drivers/uapi/linux/dm-flushlog.h $(DESTDIR)$(INCLUDEDIR)/flushlog/linux/
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \

@@ -150,7 +150,7 @@ states --states epoch --from mark:m --to mark:m -- "3 states at 1 crash points (
 states --to flush:1 -- "2 states at 2 crash points (2 candidates)" \
 	"0 start start 0 A0 B0 C0 D0 " "1 flush flush:1 3 A8 B8 C0 D0 "
 _expect_exit 2 "$FLUSHLOG" check -q -w "$TEST_TMP" --from mark:m --to flush:1 "$dir/log" -- true
-grep -q -- "--to names a point before --from's" "$TEST_TMP/stderr" ||
+grep -q -- "--to flush:1 comes before --from mark:m" "$TEST_TMP/stderr" ||
 	_fail "--to before --from: $(cat "$TEST_TMP/stderr")"
 # --from a position that is no crash point: a start point of its own,
 # point 0 at entry:0, with B possibly there ("1+1" folds into point 1's

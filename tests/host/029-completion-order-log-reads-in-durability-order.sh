@@ -50,7 +50,7 @@ flush ticks 14 16                   # F2
 write 32 8 seed 5 ticks 15 17       # G
 write 8 8 seed 6 ticks 18 19        # H
 EOS
-# "seq logged_seq op sector": A F1 D m1 B C E F2 G H
+# "entry logged_seq op sector": A F1 D m1 B C E F2 G H
 expected_order='0 0 write 0
 1 3 flush 0
 2 4 write 24
@@ -67,9 +67,9 @@ v2=$TEST_TMP/v2.log
 _mklog "$TEST_TMP/durability.fls" flushlog "$TEST_TMP/v1"
 v1=$TEST_TMP/v1/log
 
-# order_of LOG: "seq logged_seq op sector" per entry, as dump lists them
+# order_of LOG: "entry logged_seq op sector" per entry, as dump lists them
 order_of() {
-	"$FLUSHLOG" dump --json "$1" | jq -r '"\(.seq) \(.logged_seq) \(.op) \(.sector)"'
+	"$FLUSHLOG" dump --json "$1" | jq -r '"\(.entry) \(.logged_seq) \(.op) \(.sector)"'
 }
 
 # (a) durability order, each entry with the number it was logged with

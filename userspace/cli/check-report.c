@@ -177,7 +177,7 @@ save_failure(const struct check_run *run, const struct state_result *s,
 {
 	const struct check_args *a = run->args;
 	const struct state_result *good = NULL;
-	char dir[PATH_MAX], path[PATH_MAX + 32], from[24], to[24];
+	char dir[PATH_MAX], path[PATH_MAX + 32], from[32], to[32];
 	struct self_cmd c;
 	bool built;
 	FILE *f;
@@ -198,8 +198,9 @@ save_failure(const struct check_run *run, const struct state_result *s,
 		if (state_passed(t) && fl_state_base(t->st) <= fl_state_base(s->st) &&
 		    is_prefix(t))
 			good = t;
-	snprintf(from, sizeof(from), "%" PRIu64, good ? fl_state_base(good->st) : 0);
-	snprintf(to, sizeof(to), "%" PRId64, fl_state_last_entry(s->st));
+	/* the entries between the last good state and this one */
+	cli_position_spec(good ? fl_state_base(good->st) : 0, from, sizeof(from));
+	cli_position_spec(fl_state_last_entry(s->st) + 1, to, sizeof(to));
 	snprintf(path, sizeof(path), "%s/reproduce.sh", dir);
 	f = fopen(path, "w");
 	if (!f) {
@@ -1111,7 +1112,8 @@ summarise(const struct check_run *run, const char *self)
 {
 	const struct check_args *a = run->args;
 
-	if (!a->json)
+	/* a table of the failures: none, no table, the totals say it all */
+	if (!a->json && run->failed)
 		report_print_head();
 	for (size_t i = 0; i < run->nr_states; i++) {
 		const struct state_result *s = &run->states[i];

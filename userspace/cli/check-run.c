@@ -670,20 +670,6 @@ start_one(struct check_run *run, struct fl_error *err)
 	return spawn_checker(run, s, err);
 }
 
-static int
-resolve_option(struct check_run *run, const char *opt, const char *spec,
-	       uint64_t *position)
-{
-	struct fl_error err = { 0 };
-
-	if (!spec || !cli_resolve_point(run->log, spec, position, &err))
-		return 0;
-	fprintf(stderr, "flushlog check: %s: ", opt);
-	cli_print_escaped(stderr, err.msg);
-	fputc('\n', stderr);
-	return -EINVAL;
-}
-
 /*
  * The points of the wanted kinds, from --from on, up to the position --to
  * names: run->points.
@@ -692,18 +678,15 @@ static int
 choose_points(struct check_run *run)
 {
 	const struct check_args *a = run->args;
-	uint64_t first = 0, last = UINT64_MAX;
 	struct fl_points *all = NULL;
 	struct fl_error err = { 0 };
+	uint64_t first, last;
 	int ret;
 
-	if (resolve_option(run, "--from", a->from, &first) ||
-	    resolve_option(run, "--to", a->to, &last))
-		return -EINVAL;
-	if (last < first) {
-		fprintf(stderr, "flushlog check: --to names a point before --from's\n");
-		return -EINVAL;
-	}
+	ret = cli_parse_point_range(&cmd_check, run->log, a->from, a->to,
+				    &first, &last);
+	if (ret)
+		return ret == EXIT_FAILED ? -ENOMEM : -EINVAL;
 	ret = fl_log_points(run->log, &all, &err);
 	if (!ret)
 		ret = fl_points_select(all, a->kinds, first, last, &run->points,

@@ -67,9 +67,10 @@ cli_usage(const struct cli_command *cmd, FILE *out)
 void
 cli_version(FILE *out)
 {
-	fprintf(out, "flushlog %s (libflushlog %s; log format versions %d and %d)\n",
+	fprintf(out, "flushlog %s (libflushlog %s; reads dm-flushlog logs of format versions %d to %d, dm-log-writes logs of version %d)\n",
 		FLUSHLOG_VERSION_STRING, fl_version(),
-		FLUSHLOG_VERSION_DURABILITY_ORDER, FLUSHLOG_VERSION);
+		FLUSHLOG_VERSION_DURABILITY_ORDER, FLUSHLOG_VERSION,
+		FL_LOG_WRITES_VERSION);
 }
 
 void
@@ -343,6 +344,50 @@ cli_resolve_point(const struct fl_log *log, const char *spec,
 	return ret;
 }
 
+int
+cli_parse_point(const struct cli_command *cmd, const struct fl_log *log,
+		const char *opt, const char *spec, uint64_t *position)
+{
+	struct fl_error err = { 0 };
+
+	if (!cli_resolve_point(log, spec, position, &err))
+		return 0;
+	fprintf(stderr, "flushlog %s: --%s: ", cmd->name, opt);
+	cli_print_escaped(stderr, err.msg);
+	fputc('\n', stderr);
+	return err.source == FL_ERR_NOMEM ? EXIT_FAILED : EXIT_USAGE;
+}
+
+int
+cli_check_range(const struct cli_command *cmd, const char *from,
+		const char *to, uint64_t first, uint64_t last)
+{
+	if (last >= first)
+		return 0;
+	fprintf(stderr, "flushlog %s: --to ", cmd->name);
+	cli_print_escaped(stderr, to ? to : "end");
+	fprintf(stderr, " comes before --from ");
+	cli_print_escaped(stderr, from ? from : "start");
+	fputc('\n', stderr);
+	return EXIT_USAGE;
+}
+
+int
+cli_parse_point_range(const struct cli_command *cmd, const struct fl_log *log,
+		      const char *from, const char *to, uint64_t *first,
+		      uint64_t *last)
+{
+	int ret = 0;
+
+	*first = 0;
+	*last = fl_log_info(log)->nr_entries;
+	if (from)
+		ret = cli_parse_point(cmd, log, "from", from, first);
+	if (!ret && to)
+		ret = cli_parse_point(cmd, log, "to", to, last);
+	return ret ? ret : cli_check_range(cmd, from, to, *first, *last);
+}
+
 /* Does "mark:LABEL" name this point, or an earlier mark of that label? */
 static bool
 first_mark_with_label(const struct fl_log *log, const struct fl_point *p)
@@ -363,10 +408,8 @@ cli_point_spec(const struct fl_log *log, const struct fl_point *p, char *buf,
 {
 	if (p->kind == FL_POINT_END)
 		snprintf(buf, len, "end");
-	else if (p->kind == FL_POINT_START && p->nr_applied)	/* --from entry:N */
-		snprintf(buf, len, "entry:%" PRIu64, p->nr_applied - 1);
-	else if (p->kind == FL_POINT_START)
-		snprintf(buf, len, "start");
+	else if (p->kind == FL_POINT_START)	/* or --from entry:N's */
+		cli_position_spec(p->nr_applied, buf, len);
 	else if (p->kind == FL_POINT_MARK && first_mark_with_label(log, p))
 		snprintf(buf, len, "mark:%s",
 			 fl_log_label(log, p->nr_applied - 1));
@@ -374,6 +417,15 @@ cli_point_spec(const struct fl_log *log, const struct fl_point *p, char *buf,
 		snprintf(buf, len, "point:%" PRIu64, p->number);
 	else
 		snprintf(buf, len, "flush:%" PRIu64, p->flush_number);
+}
+
+void
+cli_position_spec(uint64_t position, char *buf, size_t len)
+{
+	if (position)
+		snprintf(buf, len, "entry:%" PRIu64, position - 1);
+	else
+		snprintf(buf, len, "start");
 }
 
 uint64_t

@@ -85,11 +85,34 @@ void cli_warn(const struct cli_command *cmd, const char *fmt, ...)
 int cli_resolve_point(const struct fl_log *log, const char *spec,
 		      uint64_t *nr_applied, struct fl_error *err);
 /*
+ * POINT, the one grammar of every command's --from and --to (flushlog(1),
+ * POINT SPECIFICATIONS): start, end, entry:N, flush:K, point:K or
+ * mark:LABEL, resolved to its position, the number of entries its state
+ * applies.  A point the log does not have is an error naming the ones it
+ * has, never clipped: printed as "flushlog CMD: --OPT: why", and
+ * EXIT_USAGE returned (EXIT_FAILED out of memory); 0 otherwise.
+ */
+int cli_parse_point(const struct cli_command *cmd, const struct fl_log *log,
+		    const char *opt, const char *spec, uint64_t *position);
+/*
+ * --from FROM and --to TO (NULL where not given: the start, the end) as
+ * positions first and last, through cli_parse_point(); a --to before the
+ * --from is an error too (cli_check_range()).
+ */
+int cli_parse_point_range(const struct cli_command *cmd,
+			  const struct fl_log *log, const char *from,
+			  const char *to, uint64_t *first, uint64_t *last);
+/* EXIT_USAGE, said, if last comes before first; else 0. */
+int cli_check_range(const struct cli_command *cmd, const char *from,
+		    const char *to, uint64_t first, uint64_t last);
+/*
  * The spec that names a point for --to: flush:K, mark:LABEL, point:N, end;
  * the label's bytes as they are, to be escaped where it is shown.
  */
 void cli_point_spec(const struct fl_log *log, const struct fl_point *p,
 		    char *buf, size_t len);
+/* The POINT of a position: start, or entry:N for the state after entry N. */
+void cli_position_spec(uint64_t position, char *buf, size_t len);
 /* The size of a regular file or a block device; 0 if unknown. */
 uint64_t cli_file_size(int fd);
 __attribute__((format(printf, 3, 4))) void

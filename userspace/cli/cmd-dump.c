@@ -10,19 +10,21 @@ enum { OPT_JSON, OPT_FROM, OPT_TO };
 
 static const struct cli_option dump_options[] = {
 	[OPT_JSON] = { "json", 0, NULL, "print one JSON object per entry" },
-	[OPT_FROM] = { "from", 0, "N", "start at entry N (default 0)" },
-	[OPT_TO] = { "to", 0, "N", "stop after entry N (default the last; -1: none)" },
+	[OPT_FROM] = { "from", 0, "POINT",
+		       "the entries after POINT's state (default start); N: from entry N on" },
+	[OPT_TO] = { "to", 0, "POINT",
+		     "the entries up to POINT's state (default end); N: up to entry N, -1: none" },
 	{ NULL },
 };
 
 static void
-print_entry_text(const struct fl_log *log, uint64_t seq)
+print_entry_text(const struct fl_log *log, uint64_t entry)
 {
-	const struct fl_entry *e = fl_log_entry(log, seq);
+	const struct fl_entry *e = fl_log_entry(log, entry);
 	char letters[8];
 
 	rwbs(e, letters);
-	printf("%8" PRIu64 " %8" PRIu64 " %-12s %-5s", seq, e->seq,
+	printf("%8" PRIu64 " %10" PRIu64 " %-12s %-5s", entry, e->seq,
 	       fl_op_name(e->op), letters);
 	if (fl_log_info(log)->nr_devices > 1) {
 		/* device:sector, the device alone where there is no range */
@@ -47,7 +49,7 @@ print_entry_text(const struct fl_log *log, uint64_t seq)
 	       e->complete_tick, e->flags & FL_ENTRY_CRASH_POINT ? "point" : "");
 	if (e->op == FLUSHLOG_OP_MARK) {
 		putchar(' ');
-		cli_print_escaped(stdout, fl_log_label(log, seq));
+		cli_print_escaped(stdout, fl_log_label(log, entry));
 	}
 	putchar('\n');
 }
@@ -58,11 +60,14 @@ add_bool(struct json_object *o, const char *key, bool value)
 	return cli_json_add(o, key, json_object_new_boolean(value));
 }
 
-/* -1 if out of memory */
+/*
+ * -1 if out of memory.  "seq" is "entry" under its old name, kept for the
+ * scripts that read it; "logged_seq" is the header's seq.
+ */
 static int
-print_entry_json(const struct fl_log *log, uint64_t seq)
+print_entry_json(const struct fl_log *log, uint64_t entry)
 {
-	const struct fl_entry *e = fl_log_entry(log, seq);
+	const struct fl_entry *e = fl_log_entry(log, entry);
 	struct json_object *o = json_object_new_object();
 	char letters[8];
 	int ret;
@@ -70,7 +75,8 @@ print_entry_json(const struct fl_log *log, uint64_t seq)
 	if (!o)
 		return -1;
 	rwbs(e, letters);
-	ret = cli_json_add(o, "seq", json_object_new_uint64(seq)) ||
+	ret = cli_json_add(o, "entry", json_object_new_uint64(entry)) ||
+	      cli_json_add(o, "seq", json_object_new_uint64(entry)) ||
 	      cli_json_add(o, "logged_seq", json_object_new_uint64(e->seq)) ||
 	      cli_json_add(o, "op", json_object_new_string(fl_op_name(e->op))) ||
 	      cli_json_add(o, "rwbs", json_object_new_string(letters)) ||
@@ -88,53 +94,80 @@ print_entry_json(const struct fl_log *log, uint64_t seq)
 	      add_bool(o, "crash_point", e->flags & FL_ENTRY_CRASH_POINT);
 	if (e->op == FLUSHLOG_OP_MARK)
 		ret = ret || cli_json_add(o, "label",
-				    cli_json_string(fl_log_label(log, seq)));
+				    cli_json_string(fl_log_label(log, entry)));
 	if (!ret)
 		ret = cli_json_print(stdout, o);
 	json_object_put(o);
 	return ret;
 }
 
+static bool
+is_number(const char *s)
+{
+	return *s && strspn(s, "0123456789") == strlen(s);
+}
+
+/*
+ * The position --from or --to names: a POINT, or as before POINTs, a bare
+ * entry number N, which --from starts with and --to ends with (-1: none).
+ */
+static int
+dump_position(const struct cli_command *cmd, const struct fl_log *log,
+	      const char *opt, const char *arg, uint64_t *position)
+{
+	bool from = !strcmp(opt, "from");
+	char spec[32];
+	int ret;
+
+	if (!from && !strcmp(arg, "-1"))
+		return *position = 0, 0;
+	if (!is_number(arg) || strlen(arg) > 20)
+		return cli_parse_point(cmd, log, opt, arg, position);
+	snprintf(spec, sizeof(spec), "entry:%s", arg);
+	ret = cli_parse_point(cmd, log, opt, spec, position);
+	if (!ret && from)
+		--*position;	/* before entry N: its position is N */
+	return ret;
+}
+
 static int
 run_dump(const struct cli_command *cmd, int argc, char **argv)
 {
-	uint64_t from = 0, to = UINT64_MAX, nr;
-	bool json = false, have_to = false, none = false;
+	const char *arg, *from = NULL, *to = NULL;
+	uint64_t first = 0, last;
 	struct fl_log *log;
-	const char *arg;
+	bool json = false;
 	int opt, ret;
 
 	while ((opt = cli_next_option(cmd, argc, argv, &arg)) >= 0) {
 		if (opt == OPT_JSON)
 			json = true;
 		else if (opt == OPT_FROM)
-			cli_parse_u64(cmd, "from", arg, &from);
-		else if (!strcmp(arg, "-1"))	/* a state before any entry */
-			none = true;
+			from = arg;
 		else
-			have_to = !cli_parse_u64(cmd, "to", arg, &to);
+			to = arg;
 	}
 	if (argc - cli_operand_index() != 1)
 		cli_usage_error(cmd, "expected one LOG");
-	if (have_to && to < from)
-		cli_usage_error(cmd, "--to %" PRIu64 " is before --from %" PRIu64,
-				to, from);
 	ret = cli_open_log(cmd, argv[cli_operand_index()], 0, &log);
 	if (ret)
 		return ret;
-	nr = fl_log_info(log)->nr_entries;
-	if (from >= nr && nr && !none) {
-		fprintf(stderr, "flushlog dump: --from %" PRIu64 ": the log has entries 0 to %" PRIu64 " only\n",
-			from, nr - 1);
+	last = fl_log_info(log)->nr_entries;
+	if (from)
+		ret = dump_position(cmd, log, "from", from, &first);
+	if (!ret && to)
+		ret = dump_position(cmd, log, "to", to, &last);
+	if (!ret)
+		ret = cli_check_range(cmd, from, to, first, last);
+	if (ret) {
 		fl_log_close(log);
-		return EXIT_USAGE;
+		return ret;
 	}
 	if (!json)
-		printf("%8s %8s %-12s %-5s %12s %8s %10s %10s %-5s %s\n", "seq",
-		       "logged", "op", "rwbs", "sector", "sectors", "submit",
-		       "complete", "point", "label");
-	ret = 0;
-	for (uint64_t i = from; !ret && !none && i < nr && i <= to; i++) {
+		printf("%8s %10s %-12s %-5s %12s %8s %10s %10s %-5s %s\n",
+		       "entry", "logged_seq", "op", "rwbs", "sector", "sectors",
+		       "submit", "complete", "point", "label");
+	for (uint64_t i = first; !ret && i < last; i++) {
 		if (json)
 			ret = print_entry_json(log, i);
 		else
@@ -148,13 +181,14 @@ run_dump(const struct cli_command *cmd, int argc, char **argv)
 
 const struct cli_command cmd_dump = {
 	.name = "dump",
-	.synopsis = "[--json] [--from N] [--to N] LOG",
+	.synopsis = "[--json] [--from POINT] [--to POINT] LOG",
 	.summary = "Print the log's entries, one per line.",
 	.description =
 		"Entries are listed in durability order, the order replay applies.\n"
-		"Columns: entry number in that order, the number it was logged with\n"
-		"(a version 2 log is written in completion order, so the two differ),\n"
-		"operation, the RWBS letters blktrace shows for the request the target\n"
+		"Columns: the entry number, its place in that order (entry:N); the\n"
+		"logged seq, its header's seq, its place in the log as written (a\n"
+		"version 2 or 3 log is written in completion order, so the two differ);\n"
+		"the operation, the RWBS letters blktrace shows for the request the target\n"
 		"saw (F before the operation: preflush; W write, D discard, DE secure\n"
 		"erase, N write-zeroes; F after it: FUA; S sync; M metadata; a flush is\n"
 		"an empty write with preflush, FW, and a mark, a message to blktrace, N),\n"
@@ -162,9 +196,15 @@ const struct cli_command cmd_dump = {
 		"ticks, 'point' where a crash point ends, and a mark's label.  A label\n"
 		"may hold any bytes: in the text, a byte that is not UTF-8 and a control\n"
 		"character (terminal escapes included) are shown as \\xNN; in the JSON,\n"
-		"a byte that is not UTF-8.  --to -1 prints no entry: the entries of a\n"
-		"state before the first one.",
-	.example = "  flushlog dump --from 100 --to 120 log.img\n  flushlog dump --json log.img | jq 'select(.fua)'",
+		"a byte that is not UTF-8.  --from and --to take a POINT, as every\n"
+		"command does (start, end, entry:N, flush:K, point:K, mark:LABEL; see\n"
+		"flushlog(1)): the entries listed are those after --from's state up to\n"
+		"--to's, the ones 'flushlog replay --in-place' applies between them.  A\n"
+		"bare number N is entry N itself, and --to -1 lists none.  A point the\n"
+		"log does not have is an error, at either end.",
+	.example = "  flushlog dump --from 100 --to 120 log.img\n"
+		   "  flushlog dump --from flush:3 --to mark:commit-1 log.img\n"
+		   "  flushlog dump --json log.img | jq 'select(.fua)'",
 	.options = dump_options,
 	.run = run_dump,
 };

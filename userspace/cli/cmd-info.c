@@ -51,8 +51,13 @@ data_checksum_name(const struct fl_log_info *info)
 	return info->super_flags & FLUSHLOG_SF_DATA_XXH64 ? "xxh64" : "crc32c";
 }
 
+/*
+ * Crash points are what 'flushlog points' lists and check counts: the
+ * start, one at each entry that ends one (a flush, a FUA write, a mark),
+ * and the end.
+ */
 static void
-print_text(const char *path, const struct fl_log *log)
+print_text(const char *path, const struct fl_log *log, size_t nr_points)
 {
 	const struct fl_log_info *info = fl_log_info(log);
 	const struct fl_counts *c = fl_log_counts(log);
@@ -99,8 +104,8 @@ print_text(const char *path, const struct fl_log *log)
 	printf("  write-zeroes:   %" PRIu64 "\n", c->write_zeroes);
 	printf("  secure erases:  %" PRIu64 "\n", c->secure_erases);
 	printf("  marks:          %" PRIu64 "\n", c->marks);
-	printf("crash points:     %" PRIu64 " (plus the end)\n",
-	       c->crash_points);
+	printf("crash points:     %zu (the start, %" PRIu64 " at entries, the end)\n",
+	       nr_points, c->crash_points);
 	printf("index memory:     %" PRIu64 " bytes\n", info->index_bytes);
 	printf("ordering ticks:   %s\n", !info->has_ticks ?
 	       "no (durability order only)" : info->order_verified ?
@@ -178,9 +183,12 @@ add_devices(struct json_object *o, const struct fl_log *log)
 	return cli_json_add(o, "devices", devs);
 }
 
-/* -1 if out of memory */
+/*
+ * -1 if out of memory.  "crash_points" counts the points as points lists
+ * them; "crash_point_entries" the entries that end one, two fewer.
+ */
 static int
-print_json(const char *path, const struct fl_log *log)
+print_json(const char *path, const struct fl_log *log, size_t nr_points)
 {
 	const struct fl_log_info *info = fl_log_info(log);
 	const struct fl_counts *c = fl_log_counts(log);
@@ -215,7 +223,8 @@ print_json(const char *path, const struct fl_log *log)
 	      add_u64(o, "write_zeroes", c->write_zeroes) ||
 	      add_u64(o, "secure_erases", c->secure_erases) ||
 	      add_u64(o, "marks", c->marks) ||
-	      add_u64(o, "crash_points", c->crash_points) ||
+	      add_u64(o, "crash_points", nr_points) ||
+	      add_u64(o, "crash_point_entries", c->crash_points) ||
 	      add_u64(o, "index_bytes", info->index_bytes) ||
 	      add_bool(o, "has_ticks", info->has_ticks) ||
 	      (!data_checksum_name(info) ?
@@ -235,6 +244,8 @@ static int
 run_info(const struct cli_command *cmd, int argc, char **argv)
 {
 	bool json = false, quick = false;
+	struct fl_error err = { 0 };
+	struct fl_points *points;
 	struct fl_log *log;
 	const char *arg;
 	int opt, ret;
@@ -252,11 +263,18 @@ run_info(const struct cli_command *cmd, int argc, char **argv)
 			   &log);
 	if (ret)
 		return ret;
+	if (fl_log_points(log, &points, &err)) {
+		fl_log_close(log);
+		return cli_report(cmd, &err);
+	}
 	ret = 0;
 	if (json)
-		ret = print_json(argv[cli_operand_index()], log);
+		ret = print_json(argv[cli_operand_index()], log,
+				 fl_points_count(points));
 	else
-		print_text(argv[cli_operand_index()], log);
+		print_text(argv[cli_operand_index()], log,
+			   fl_points_count(points));
+	fl_points_free(points);
 	fl_log_close(log);
 	if (ret)
 		fprintf(stderr, "flushlog info: out of memory\n");

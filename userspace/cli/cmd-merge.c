@@ -379,7 +379,8 @@ write_junit(FILE *out, const void *ctx)
 static void
 summarise_merge(const struct merge *m)
 {
-	report_print_head();
+	if (m->head.failed)
+		report_print_head();
 	for (size_t i = 0; i < m->planned; i++)
 		if (m->result[i] && report_state_failed(m->result[i]))
 			report_print_failure(m->result[i], "");

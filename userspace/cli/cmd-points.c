@@ -91,11 +91,12 @@ const struct cli_command cmd_points = {
 		"The start (point 0, the base) is the first crash point; the others end\n"
 		"at an entry: a completed cache flush (flush), a completed FUA write\n"
 		"(fua) or a mark; the end of the log is the last point.  The state at\n"
-		"a point is the replay of the first 'applied' entries: 'entry' is the\n"
-		"last of them (-1: none).  'point:N' and the spec column name the point\n"
-		"for 'flushlog replay --to'.  A mark's label may hold any bytes: the spec\n"
-		"shows a byte that is not UTF-8 as \\xNN (in the text, a control character\n"
-		"too), which --to reads back, so a spec copied from either output works.",
+		"a point is the replay of the first 'applied' entries (its position):\n"
+		"'entry' is the last of them (-1: none).  'point:N' and the spec column\n"
+		"name the point for the --from and --to of replay, check and dump.  A\n"
+		"mark's label may hold any bytes: the spec shows a byte that is not UTF-8\n"
+		"as \\xNN (in the text, a control character too), which --to reads back,\n"
+		"so a spec copied from either output works.",
 	.example = "  flushlog points log.img\n  flushlog points --json log.img | jq -r .spec",
 	.options = points_options,
 	.run = run_points,

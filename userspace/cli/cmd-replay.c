@@ -440,12 +440,17 @@ run_replay(const struct cli_command *cmd, int argc, char **argv)
 	ret = cli_open_ordered_log(cmd, a.log_path, a.check_order, &log);
 	if (ret)
 		return ret;
-	if ((a.state ? fl_state_parse(log, a.state, &state, &err) :
-		       cli_resolve_point(log, a.to, &to, &err)) ||
-	    (a.from && cli_resolve_point(log, a.from, &from, &err))) {
-		fl_state_free(state);
+	if (a.state && fl_state_parse(log, a.state, &state, &err)) {
 		fl_log_close(log);
 		return cli_report(cmd, &err);
+	}
+	ret = a.state ? 0 : cli_parse_point(cmd, log, "to", a.to, &to);
+	if (!ret && a.from)
+		ret = cli_parse_point(cmd, log, "from", a.from, &from);
+	if (ret) {
+		fl_state_free(state);
+		fl_log_close(log);
+		return ret;
 	}
 	if (a.state)
 		to = fl_state_base(state);

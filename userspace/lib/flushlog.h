@@ -63,6 +63,12 @@ enum fl_format {
 	FL_FORMAT_LOG_WRITES = 2,	/* dm-log-writes / QEMU blklogwrites */
 };
 
+/*
+ * The versions read: dm-flushlog's FLUSHLOG_VERSION_DURABILITY_ORDER to
+ * FLUSHLOG_VERSION (<linux/dm-flushlog.h>), and dm-log-writes' one.
+ */
+#define FL_LOG_WRITES_VERSION	1
+
 /* What an error is about, so a caller can tell a bad log from the rest. */
 enum fl_error_source {
 	FL_ERR_NONE = 0,
@@ -95,10 +101,11 @@ struct fl_error {
  *
  * The index is in durability order, the order replay applies: an entry's
  * number (its place in the index) is what "entry:N", points, states and
- * messages about an open log name.  A version 2 log stores its entries in
- * completion order, so there seq, the entry's number in the log file,
- * differs; offset always locates its bytes.  While a log is being read,
- * before its order is known, messages name entries by seq.
+ * messages about an open log name.  A version 2 or 3 log stores its
+ * entries in completion order, so there seq, the entry's number in the
+ * log file (the CLI's logged_seq), differs; offset always locates its
+ * bytes.  While a log is being read, before its order is known, messages
+ * name entries by seq.
  */
 struct fl_entry {
 	uint64_t offset;	/* byte offset of the entry header in the log */
@@ -114,6 +121,10 @@ struct fl_entry {
 	uint32_t device;	/* data device: 0 but in a version 3 log */
 };
 
+/*
+ * crash_points: the entries that end a crash point, two fewer than the
+ * crash points fl_log_points() lists (the start and the end).
+ */
 struct fl_counts {
 	uint64_t writes, flushes, fua, discards, write_zeroes, secure_erases;
 	uint64_t marks, crash_points, data_bytes;

@@ -169,17 +169,17 @@ fl_scan_log_writes(struct fl_log *log, struct fl_error *err)
 		return ret;
 	version = fl_le64(sb.version);
 	ss = fl_le32(sb.sectorsize);
-	if (version != 1)
+	if (version != FL_LOG_WRITES_VERSION)
 		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
-				    "super block: unsupported dm-log-writes version %" PRIu64,
-				    version), -EBADMSG;
+				    "super block: unsupported dm-log-writes version %" PRIu64 " (this reader knows %d)",
+				    version, FL_LOG_WRITES_VERSION), -EBADMSG;
 	if (!fl_is_pow2(ss) || ss < FLUSHLOG_MIN_BLOCK_SIZE ||
 	    ss > FLUSHLOG_MAX_BLOCK_SIZE || ss > log->size)
 		return fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
 				    "super block: invalid sector size %u", ss),
 		       -EBADMSG;
 	info->format = FL_FORMAT_LOG_WRITES;
-	info->version = 1;
+	info->version = FL_LOG_WRITES_VERSION;
 	info->log_block_size = ss;
 	info->data_block_size = ss;
 	info->super_entries = fl_le64(sb.nr_entries);
