@@ -118,10 +118,13 @@ $(BUILD)/flushlog: $(CLI_OBJS) $(BUILD)/libflushlog.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(CLI_PKGS))
 
-$(BUILD)/%: userspace/tools/%.c $(HEADERS) | deps
+# The shipped tools write their files by the CLI's output rule and exit
+# by its table (cli.h).
+$(BUILD)/%: userspace/tools/%.c $(BUILD)/userspace/cli/output.o $(HEADERS) | deps
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $<
+	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) -Iuserspace/cli $(LDFLAGS) -o $@ $< \
+		$(BUILD)/userspace/cli/output.o
 
 $(BUILD)/tests/%: tests/tools/%.c $(BUILD)/libflushlog.a $(HEADERS)
 	@mkdir -p $(dir $@)

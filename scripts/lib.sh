@@ -9,9 +9,11 @@ fl_say() {
 	echo "${0##*/}: $*" >&2
 }
 
+# fl_die WHY: the work could not be done: exit 4, as flushlog's table has
+# it (flushlog(1) EXIT STATUS), never 1, which says a state failed
 fl_die() {
 	echo "${0##*/}: $*" >&2
-	exit 1
+	exit 4
 }
 
 # --help: the script's comment block at the top (from its line 4 on,

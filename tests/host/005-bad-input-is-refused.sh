@@ -77,5 +77,5 @@ _expect_exit 2 "$FLUSHLOG" dump --from 5 --to 3 "$log"
 [ ! -e "$TEST_TMP/x" ] || _fail "a refused replay created its output"
 # a base image smaller than the device
 head -c 4096 /dev/zero >"$TEST_TMP/small"
-_expect_exit 1 "$FLUSHLOG" replay -o "$TEST_TMP/x" --base "$TEST_TMP/small" "$log"
+_expect_exit 2 "$FLUSHLOG" replay -o "$TEST_TMP/x" --base "$TEST_TMP/small" "$log"
 grep -q "base '.*small' has 4096 bytes" "$TEST_TMP/stderr" || _fail "small base"

@@ -31,5 +31,5 @@ echo "20000-entry log: $size bytes"
 
 _expect_exit 2 "$FLUSHLOG" plot --highlight 3,x "$dir/log"
 _expect_exit 2 "$FLUSHLOG" plot
-_expect_exit 1 "$FLUSHLOG" plot -o /nonexistent/p.svg "$dir/log"
+_expect_exit 4 "$FLUSHLOG" plot -o /nonexistent/p.svg "$dir/log"
 grep -q "/nonexistent/p.svg" "$TEST_TMP/stderr" || _fail "the error does not name the file"

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # flushlog check: a checker that cannot run (not found, not executable,
 # or exiting 126/127 as a shell does for those) is not a failing state:
-# the first such state stops the run with exit 2 and one message naming
+# the first such state stops the run with exit 4 (the run could not be
+# done) and one message naming
 # the command, no FAIL lines and no failure folders.  A checker that
 # exits 1 still fails states as before.
 . "$FLUSHLOG_TOP/tests/common.sh"
@@ -16,7 +17,7 @@ cannot_run() {	# cannot_run PATTERN CHECKER...
 	local pattern=$1
 	shift
 	rm -rf "$TEST_TMP/fails"
-	_expect_exit 2 "$FLUSHLOG" check -q -k -j 2 -w "$TEST_TMP" \
+	_expect_exit 4 "$FLUSHLOG" check -q -k -j 2 -w "$TEST_TMP" \
 		--save-failures "$TEST_TMP/fails" "$log" -- "$@"
 	[ "$(wc -l <"$TEST_TMP/stderr")" = 1 ] ||
 		_fail "'$*': expected one message, got: $(cat "$TEST_TMP/stderr")"

@@ -95,12 +95,13 @@ for args in "--ace seq-4" "--ace seq-1 --shard 3/3" "--ace seq-1 --ops 5" \
 done
 _expect_exit 2 "$wl" --ace seq-1 --index 0 --seed 3 "$TEST_TMP"
 _expect_exit 2 "$wl" --ace seq-1 --index 0 --verbose "$TEST_TMP"
-# a step that fails runs another sequence than the one asked for: exit 3
+# a step that fails runs another sequence than the one asked for: exit 4,
+# the workload could not be run
 i=$(awk -F'\t' '$2 == "creat bar; fsync bar" { print $1 }' "$TEST_TMP/seq1")
 mkdir "$TEST_TMP/taken" && touch "$TEST_TMP/taken/bar"
-_expect_exit 3 "$wl" --ace seq-1 --index "$i" "$TEST_TMP/taken"
+_expect_exit 4 "$wl" --ace seq-1 --index "$i" "$TEST_TMP/taken"
 grep -q "step 0 'creat bar' failed: File exists" "$TEST_TMP/stderr" ||
 	_fail "a failing step is not named: $(cat "$TEST_TMP/stderr")"
-_expect_exit 1 "$wl" --ace seq-1 --index "$n" "$TEST_TMP/w0"
+_expect_exit 2 "$wl" --ace seq-1 --index "$n" "$TEST_TMP/w0"
 grep -q "seq-1 has $n sequences" "$TEST_TMP/stderr" || _fail "an index past the space is not named: $(cat "$TEST_TMP/stderr")"
 echo "bad --ace and --shard arguments are refused"

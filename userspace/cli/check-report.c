@@ -110,14 +110,14 @@ write_cmd(FILE *f, const struct self_cmd *c, const char *redirect)
 }
 
 /*
- * Run the command with no shell, stdout to out_path if given, in folder
+ * Run the command with no shell, stdout to out_fd if not -1, in folder
  * dir; 0 if it exited 0.
  */
 static int
-run_cmd(const struct self_cmd *c, const char *dir, const char *out_path)
+run_cmd(const struct self_cmd *c, const char *dir, int out_fd)
 {
 	pid_t pid;
-	int status, fd;
+	int status;
 
 	fflush(NULL);
 	pid = fork();
@@ -127,11 +127,8 @@ run_cmd(const struct self_cmd *c, const char *dir, const char *out_path)
 		restore_signals();
 		if (chdir(dir))
 			_exit(127);
-		if (out_path) {
-			fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-			if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
-				_exit(127);
-		}
+		if (out_fd >= 0 && dup2(out_fd, STDOUT_FILENO) < 0)
+			_exit(127);
 		execv(c->argv[0], c->argv);
 		_exit(127);
 	}
@@ -141,73 +138,59 @@ run_cmd(const struct self_cmd *c, const char *dir, const char *out_path)
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
 }
 
-/* rename(), or a copy where from and to are on different filesystems. */
+/* The command, its stdout written to path by the output rule. */
 static int
-move_file(const char *from, const char *to)
+run_cmd_to(const struct self_cmd *c, const char *dir, const char *path)
 {
-	int in, out, ret;
+	struct cli_output o;
 
-	if (!rename(from, to))
-		return 0;
-	if (errno != EXDEV)
+	if (cli_output_open(&o, "flushlog check", path, OUTPUT_STREAM, 0, NULL, 0))
 		return -1;
-	in = open(from, O_RDONLY | O_CLOEXEC);
-	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	ret = in < 0 || out < 0 ? -1 : fl_copy_sparse(in, out);
-	if (in >= 0)
-		close(in);
-	if (out >= 0 && close(out))
-		ret = -1;
-	if (!ret)
-		unlink(from);
-	return ret;
+	if (run_cmd(c, dir, o.fd)) {
+		cli_output_abort(&o);
+		return -1;
+	}
+	return cli_output_close(&o) ? -1 : 0;
 }
 
 /*
- * DIR/point-N for a prefix state, DIR/state-NAME for another: the first
- * bad and the last good images, the checker's output, the entries between
- * them, and a reproducer.  The images are built here by running this
- * flushlog directly, never through a shell: the folder, the log and the
- * checker's words may hold any character.  In the reproducer every word
- * is quoted.
+ * The checker's output moved to path, by the output rule: renamed into
+ * place where it can be, else copied (from the work folder on another
+ * filesystem).
  */
+static int
+move_output(const char *from, const char *path)
+{
+	struct cli_output o;
+	int in, ret;
+
+	if (cli_output_open(&o, "flushlog check", path, OUTPUT_STREAM, 0, NULL, 0))
+		return -1;
+	if (o.tmp && !rename(from, o.tmp))
+		return cli_output_close(&o) ? -1 : 0;
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	ret = in < 0 ? -errno : fl_copy_sparse(in, o.fd);
+	if (in >= 0)
+		close(in);
+	if (ret) {
+		fprintf(stderr, "flushlog check: cannot write '%s': %s\n", path,
+			strerror(-ret));
+		cli_output_abort(&o);
+		return -1;
+	}
+	unlink(from);
+	return cli_output_close(&o) ? -1 : 0;
+}
+
+/* The reproducer's text: the commands that rebuild and check the state. */
 static void
-save_failure(const struct check_run *run, const struct state_result *s,
-	     const char *self)
+write_reproducer(FILE *f, const struct check_run *run,
+		 const struct state_result *s, const struct state_result *good,
+		 const char *self, const char *from, const char *to)
 {
 	const struct check_args *a = run->args;
-	const struct state_result *good = NULL;
-	char dir[PATH_MAX], path[PATH_MAX + 32], from[32], to[32];
 	struct self_cmd c;
-	bool built;
-	FILE *f;
 
-	if (is_prefix(s))
-		snprintf(dir, sizeof(dir), "%s/point-%" PRIu64, a->save_dir,
-			 s->point->number);
-	else
-		snprintf(dir, sizeof(dir), "%s/state-%s", a->save_dir, s->name);
-	if ((mkdir(a->save_dir, 0755) && errno != EEXIST) ||
-	    (mkdir(dir, 0755) && errno != EEXIST)) {
-		fprintf(stderr, "flushlog check: cannot make '%s': %s\n", dir,
-			strerror(errno));
-		return;
-	}
-	/* the last passing prefix state checked before this one */
-	for (const struct state_result *t = run->states; t < s; t++)
-		if (state_passed(t) && fl_state_base(t->st) <= fl_state_base(s->st) &&
-		    is_prefix(t))
-			good = t;
-	/* the entries between the last good state and this one */
-	cli_position_spec(good ? fl_state_base(good->st) : 0, from, sizeof(from));
-	cli_position_spec(fl_state_last_entry(s->st) + 1, to, sizeof(to));
-	snprintf(path, sizeof(path), "%s/reproduce.sh", dir);
-	f = fopen(path, "w");
-	if (!f) {
-		fprintf(stderr, "flushlog check: cannot write '%s': %s\n", path,
-			strerror(errno));
-		return;
-	}
 	fprintf(f, "#!/bin/sh\n# state %s at point:%" PRIu64 " (", s->name,
 		s->point->number);
 	/* escaped: a newline in a label must not end the comment */
@@ -235,26 +218,92 @@ save_failure(const struct check_run *run, const struct state_result *s,
 		free(arg);
 	}
 	fprintf(f, "\n");
-	if (fclose(f))
-		fprintf(stderr, "flushlog check: cannot write '%s'\n", path);
-	chmod(path, 0755);
+}
+
+static int
+save_reproducer(const struct check_run *run, const struct state_result *s,
+		const struct state_result *good, const char *self,
+		const char *from, const char *to, const char *path)
+{
+	struct cli_output o;
+	FILE *f;
+
+	if (cli_output_open(&o, "flushlog check", path, OUTPUT_STREAM, 0, NULL, 0))
+		return -1;
+	f = cli_output_stdio(&o);
+	if (!f) {
+		fprintf(stderr, "flushlog check: cannot write '%s': %s\n", path,
+			strerror(errno));
+		cli_output_abort(&o);
+		return -1;
+	}
+	write_reproducer(f, run, s, good, self, from, to);
+	if (o.tmp)
+		fchmod(o.fd, 0755);
+	return cli_output_close(&o) ? -1 : 0;
+}
+
+/*
+ * DIR/point-N for a prefix state, DIR/state-NAME for another: the first
+ * bad and the last good images, the checker's output, the entries between
+ * them, and a reproducer.  The images are built here by running this
+ * flushlog directly, never through a shell: the folder, the log and the
+ * checker's words may hold any character.  In the reproducer every word
+ * is quoted.  0, or -1 if something could not be saved (said).
+ */
+static int
+save_failure(const struct check_run *run, const struct state_result *s,
+	     const char *self)
+{
+	const struct check_args *a = run->args;
+	const struct state_result *good = NULL;
+	char dir[PATH_MAX], path[PATH_MAX + 32], from[32], to[32];
+	struct self_cmd c;
+	bool built;
+	int ret;
+
+	if (is_prefix(s))
+		snprintf(dir, sizeof(dir), "%s/point-%" PRIu64, a->save_dir,
+			 s->point->number);
+	else
+		snprintf(dir, sizeof(dir), "%s/state-%s", a->save_dir, s->name);
+	if ((mkdir(a->save_dir, 0755) && errno != EEXIST) ||
+	    (mkdir(dir, 0755) && errno != EEXIST)) {
+		fprintf(stderr, "flushlog check: cannot make '%s': %s\n", dir,
+			strerror(errno));
+		return -1;
+	}
+	/* the last passing prefix state checked before this one */
+	for (const struct state_result *t = run->states; t < s; t++)
+		if (state_passed(t) && fl_state_base(t->st) <= fl_state_base(s->st) &&
+		    is_prefix(t))
+			good = t;
+	/* the entries between the last good state and this one */
+	cli_position_spec(good ? fl_state_base(good->st) : 0, from, sizeof(from));
+	cli_position_spec(fl_state_last_entry(s->st) + 1, to, sizeof(to));
+	snprintf(path, sizeof(path), "%s/reproduce.sh", dir);
+	ret = save_reproducer(run, s, good, self, from, to, path);
 	snprintf(path, sizeof(path), "%s/checker.out", dir);
-	move_file(s->output, path);
+	ret = move_output(s->output, path) || ret;
 	/* the reproducer's first three commands, run here */
 	replay_cmd(&c, a, self, "last-good.img", good ? good->name : "0");
-	built = !run_cmd(&c, dir, NULL);
+	built = !run_cmd(&c, dir, -1);
 	replay_cmd(&c, a, self, "first-bad.img", s->name);
-	built = !run_cmd(&c, dir, NULL) && built;
+	built = !run_cmd(&c, dir, -1) && built;
 	dump_cmd(&c, a, self, from, to);
-	built = !run_cmd(&c, dir, "entries.txt") && built;
-	if (!built)
+	snprintf(path, sizeof(path), "%s/entries.txt", dir);
+	built = !run_cmd_to(&c, dir, path) && built;
+	if (!built) {
 		fprintf(stderr, "flushlog check: could not rebuild the images in '%s'\n",
 			dir);
+		ret = -1;
+	}
 	if (good)
 		check_note(a, "  saved in %s (last good: point:%" PRIu64 ")", dir,
 			   good->point->number);
 	else
 		check_note(a, "  saved in %s (last good: the base)", dir);
+	return ret ? -1 : 0;
 }
 
 static const char *
@@ -648,53 +697,56 @@ write_junit(FILE *out, const void *ctx)
 
 int
 write_report(const char *who, const char *path,
+	     const struct cli_input *inputs, size_t nr_inputs,
 	     int (*fn)(FILE *out, const void *ctx), const void *ctx)
 {
-	mode_t mask = umask(0);
-	char *tmp;
+	struct cli_output o;
 	FILE *f;
-	int fd, ret;
+	int ret;
 
-	umask(mask);
-	if (asprintf(&tmp, "%s.tmp-XXXXXX", path) < 0)
-		return -1;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (!f) {
-		fprintf(stderr, "flushlog %s: cannot write '%s': %s\n", who, path,
-			strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
-		free(tmp);
-		return -1;
+	ret = cli_output_open(&o, who, path, OUTPUT_STREAM, 0, inputs,
+			      nr_inputs);
+	if (ret)
+		return ret;
+	f = cli_output_stdio(&o);
+	errno = 0;
+	if (!f || fn(f, ctx) || ferror(f)) {
+		fprintf(stderr, "%s: cannot write '%s': %s\n", who, path,
+			errno ? strerror(errno) : "out of memory");
+		cli_output_abort(&o);
+		return EXIT_BROKEN_RUN;
 	}
-	fchmod(fd, 0666 & ~mask);
-	ret = fn(f, ctx);
-	if (fclose(f))
-		ret = -1;
-	if (ret || rename(tmp, path)) {
-		fprintf(stderr, "flushlog %s: cannot write '%s': %s\n", who, path,
-			strerror(errno));
-		unlink(tmp);
-		free(tmp);
-		return -1;
-	}
-	free(tmp);
-	return 0;
+	return cli_output_close(&o);
 }
 
-/* The --report and --junit reports as they stand; after an error, no more. */
+/* The files check reads: no report may be one of them. */
+size_t
+check_inputs(const struct check_args *a, struct cli_input inputs[2])
+{
+	inputs[0] = (struct cli_input) { "the log", a->log_path };
+	inputs[1] = (struct cli_input) { "the base", a->base };
+	return 2;
+}
+
+/*
+ * The --report and --junit reports as they stand; after an error, no
+ * more.  One written as a stream (stdout, a FIFO, /dev/null) is written
+ * once, when final: a stream cannot be rewritten.
+ */
 void
-save_reports(struct check_run *run)
+save_reports(struct check_run *run, bool final)
 {
 	const struct check_args *a = run->args;
+	const char *paths[2] = { a->report, a->junit };
+	int (*const fns[2])(FILE *, const void *) = { write_json, write_junit };
+	struct cli_input inputs[2];
+	size_t nr = check_inputs(a, inputs);
 
-	if (!run->report_error &&
-	    ((a->report && write_report("check", a->report, write_json, run)) ||
-	     (a->junit && write_report("check", a->junit, write_junit, run))))
-		run->report_error = true;
+	for (int i = 0; i < 2 && !run->report_error; i++)
+		if (paths[i] && (final || !cli_output_is_stream(paths[i])) &&
+		    write_report("flushlog check", paths[i], inputs, nr, fns[i],
+				 run))
+			run->report_error = true;
 	run->reports_dirty = false;
 	run->reports_saved = progress_now();
 }
@@ -1095,10 +1147,10 @@ report_print_totals(size_t checked, size_t failed, size_t timeouts)
 void
 check_note(const struct check_args *a, const char *fmt, ...)
 {
-	FILE *out = a->json ? stderr : stdout;
+	FILE *out = stdout_holds_report(a) ? stderr : stdout;
 	va_list ap;
 
-	if (a->json && cli_quiet)
+	if (stdout_holds_report(a) && cli_quiet)
 		return;
 	va_start(ap, fmt);
 	vfprintf(out, fmt, ap);
@@ -1111,9 +1163,11 @@ int
 summarise(const struct check_run *run, const char *self)
 {
 	const struct check_args *a = run->args;
+	bool table = !stdout_holds_report(a);
+	int ret = 0;
 
 	/* a table of the failures: none, no table, the totals say it all */
-	if (!a->json && run->failed)
+	if (table && run->failed)
 		report_print_head();
 	for (size_t i = 0; i < run->nr_states; i++) {
 		const struct state_result *s = &run->states[i];
@@ -1122,21 +1176,23 @@ summarise(const struct check_run *run, const char *self)
 		if (!state_failed(s))
 			continue;
 		report_state_of(s, &r);
-		if (!a->json)
+		if (table)
 			report_print_failure(&r, s->carried ? " (from --resume)" : "");
 		if (s->carried)
 			continue;
-		if (a->save_dir)
-			save_failure(run, s, self);
-		else if (s->output)
+		if (a->save_dir && save_failure(run, s, self) && !ret)
+			ret = -EIO;
+		else if (!a->save_dir && s->output)
 			unlink(s->output);
 	}
 	if (a->json)
-		return write_json(stdout, run);
+		return write_json(stdout, run) ? -ENOMEM : ret;
+	if (!table)
+		return ret;
 	report_print_totals(run->done, run->failed, run->timeouts);
 	if (run->carried)
 		printf(", %zu of them from '%s'", run->carried, a->resume);
 	printf("%s\n", run->done < run->nr_states ?
 	       " (stopped at the first failure)" : "");
-	return 0;
+	return ret;
 }

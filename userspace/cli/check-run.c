@@ -448,7 +448,7 @@ finish_state(struct check_run *run, struct state_result *s, int status)
 	}
 	run->reports_dirty = true;
 	if (progress_now() - run->reports_saved >= REPORT_INTERVAL)
-		save_reports(run);
+		save_reports(run, false);
 	show_progress(run, run->done == run->nr_states);
 }
 
@@ -493,7 +493,7 @@ wait_for_event(struct check_run *run)
 		double due = run->reports_saved + REPORT_INTERVAL;
 
 		if (due <= now)
-			save_reports(run);
+			save_reports(run, false);
 		else if (!next || due < next)
 			next = due;
 	}

@@ -78,6 +78,13 @@ state_failed(const struct state_result *s)
 	return s->exit_code > 0 || (s->exit_code == 0 && s->timed_out);
 }
 
+/* Does stdout hold a report (--json, --junit -), and the notes go to stderr? */
+static inline bool
+stdout_holds_report(const struct check_args *a)
+{
+	return a->json || (a->junit && !strcmp(a->junit, "-"));
+}
+
 /* Is this the state its point guarantees (no reordering, tearing, discards)? */
 static inline bool
 is_prefix(const struct state_result *s)
@@ -189,12 +196,16 @@ report_state_failed(const struct report_state *r)
 }
 
 /*
- * Write to path through a temporary file renamed over it, so that a run
- * killed at any moment leaves the last whole report; fn returns non-zero
- * if it could not write everything.  who names the command in messages.
+ * Write a report to path by the output rule (through a temporary file
+ * renamed over it, so that a run killed at any moment leaves the last
+ * whole report); fn returns non-zero if it could not write everything.
+ * who begins the messages.  0, or the exit code, said.
  */
 int write_report(const char *who, const char *path,
+		 const struct cli_input *inputs, size_t nr_inputs,
 		 int (*fn)(FILE *out, const void *ctx), const void *ctx);
+/* The files check reads, which no report may be: the log and the base. */
+size_t check_inputs(const struct check_args *a, struct cli_input inputs[2]);
 /* The JSON report, a head line and a line a state: -1 if out of memory. */
 int report_json_head(FILE *out, const struct report_head *h);
 int report_json_state(FILE *out, const struct report_state *r, bool first);
@@ -225,13 +236,17 @@ void report_print_totals(size_t checked, size_t failed, size_t timeouts);
 __attribute__((format(printf, 2, 3))) void
 check_note(const struct check_args *a, const char *fmt, ...);
 
-/* Rewrite the --report and --junit reports as they stand. */
-void save_reports(struct check_run *run);
+/*
+ * Rewrite the --report and --junit reports as they stand; final: the
+ * run's last, which also goes to one that is a stream.
+ */
+void save_reports(struct check_run *run, bool final);
 /* --resume: take the states an earlier --report has results for as done. */
 int load_resume(struct check_run *run);
 /*
  * Print the failed states and the totals, or with --json the report;
- * save each failure with --save-failures.  -1 if out of memory.
+ * save each failure with --save-failures.  -ENOMEM if out of memory,
+ * -EIO if a failure could not be saved (said).
  */
 int summarise(const struct check_run *run, const char *self);
 

@@ -61,7 +61,7 @@ cli_usage(const struct cli_command *cmd, FILE *out)
 		usage_line(out, &common_options[i]);
 	if (cmd->example)
 		fprintf(out, "\nexample:\n%s\n", cmd->example);
-	fprintf(out, "\nexit status: 0 ok, 1 failed, 2 usage error, 3 corrupt or unreadable log\n");
+	fprintf(out, "\nexit status (flushlog(1) EXIT STATUS): 0 ok, 1 a state failed, 2 usage error\nor output refused, 3 log refused, 4 could not be done, 5 incomplete\n");
 }
 
 void
@@ -205,8 +205,8 @@ cli_report(const struct cli_command *cmd, const struct fl_error *err)
 		return EXIT_BAD_LOG;
 	case FL_ERR_ARG:
 		return EXIT_USAGE;
-	default:
-		return EXIT_FAILED;
+	default:		/* the image, memory: the work could not be done */
+		return EXIT_BROKEN_RUN;
 	}
 }
 
@@ -426,6 +426,16 @@ cli_position_spec(uint64_t position, char *buf, size_t len)
 		snprintf(buf, len, "entry:%" PRIu64, position - 1);
 	else
 		snprintf(buf, len, "start");
+}
+
+int
+cli_flush_stdout(const struct cli_command *cmd)
+{
+	if (!fflush(stdout) && !ferror(stdout))
+		return EXIT_OK;
+	fprintf(stderr, "flushlog %s: cannot write to stdout: %s\n", cmd->name,
+		strerror(errno));
+	return EXIT_BROKEN_RUN;
 }
 
 uint64_t

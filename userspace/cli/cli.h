@@ -16,11 +16,20 @@
 #define FLUSHLOG_VERSION_STRING "0.1"
 #endif
 
+/*
+ * The exit status of flushlog, of fl-workload and of scripts/crashtest:
+ * one table, documented in flushlog(1) EXIT STATUS (and crashtest's
+ * --help).  Where two apply, the first of 2, 3, 4, 1, 5 wins: a run that
+ * went wrong says so before any verdict it reached.
+ */
 enum cli_exit {
-	EXIT_OK = 0,
-	EXIT_FAILED = 1,	/* a check failed, or the work could not be done */
-	EXIT_USAGE = 2,		/* the command line is wrong */
-	EXIT_BAD_LOG = 3,	/* the log is corrupt or unreadable */
+	EXIT_OK = 0,		/* done; every state checked passed */
+	EXIT_FAILED = 1,	/* a verdict: a state failed its check or timed out */
+	EXIT_USAGE = 2,		/* the command line is wrong, or an output refused */
+	EXIT_BAD_LOG = 3,	/* the log is refused: corrupt, unreadable, misordered */
+	EXIT_BROKEN_RUN = 4,	/* the work could not be done: I/O, no space, no checker */
+	EXIT_INCOMPLETE = 5,	/* some states have no result (merge, crashtest --timeout) */
+	EXIT_NOT_HERE = 77,	/* crashtest: the filesystem cannot be tested here (a skip) */
 };
 
 struct cli_option {
@@ -113,11 +122,73 @@ void cli_point_spec(const struct fl_log *log, const struct fl_point *p,
 		    char *buf, size_t len);
 /* The POINT of a position: start, or entry:N for the state after entry N. */
 void cli_position_spec(uint64_t position, char *buf, size_t len);
+/* stdout flushed: EXIT_OK, or EXIT_BROKEN_RUN with the error said. */
+int cli_flush_stdout(const struct cli_command *cmd);
 /* The size of a regular file or a block device; 0 if unknown. */
 uint64_t cli_file_size(int fd);
 __attribute__((format(printf, 3, 4))) void
 cli_set_error(struct fl_error *err, enum fl_error_source source,
 	      const char *fmt, ...);
+
+/*
+ * Outputs: every file written under a name the user gave, by one rule
+ * (output.c says it): a regular file is replaced whole through a
+ * temporary, a block device written in place, a symlink written through,
+ * "-" is stdout, and an output that is one of the inputs is refused.
+ */
+enum cli_output_use {
+	OUTPUT_STREAM,		/* text written once, front to back: a report */
+	OUTPUT_IMAGE,		/* a new disk image: it needs seeking */
+	OUTPUT_IMAGE_IN_PLACE,	/* an image that exists, updated where it is */
+};
+
+#define OUTPUT_APPEND		(1U << 0)	/* O_APPEND: writers share it */
+#define OUTPUT_NOT_STDOUT	(1U << 1)	/* stdout has other output */
+
+/* A file the command reads, which no output may be. */
+struct cli_input {
+	const char *what;	/* "the log", "the base" */
+	const char *path;	/* NULL: none */
+};
+
+struct cli_output {
+	const char *who;	/* "flushlog replay": its messages begin so */
+	const char *path;	/* as the user named it */
+	char *dest;		/* what is written: path, or its symlink's file */
+	char *tmp;		/* renamed over dest when closed; or NULL */
+	int fd;
+	FILE *file;		/* cli_output_stdio()'s */
+	bool is_stdout;
+	enum {
+		OUTPUT_TO_FILE,		/* a regular file, through tmp if set */
+		OUTPUT_TO_BLOCK,	/* a block device, in place, O_EXCL */
+		OUTPUT_TO_STREAM,	/* stdout, a character device, a FIFO */
+	} kind;
+};
+
+/*
+ * Would path be written, for use?  Nothing is created or opened for
+ * writing: 0, or the exit code (EXIT_USAGE for an output refused,
+ * EXIT_BROKEN_RUN for one that cannot be looked at), the message printed.
+ */
+int cli_output_check(const char *who, const char *path,
+		     enum cli_output_use use, unsigned int flags,
+		     const struct cli_input *inputs, size_t nr_inputs);
+/* Checked, then opened for writing: 0, or the exit code, said. */
+int cli_output_open(struct cli_output *o, const char *who, const char *path,
+		    enum cli_output_use use, unsigned int flags,
+		    const struct cli_input *inputs, size_t nr_inputs);
+/* The output as a FILE (stdout for "-"), closed by cli_output_close(). */
+FILE *cli_output_stdio(struct cli_output *o);
+/*
+ * Done: flushed (a block device synced) and closed, the temporary
+ * renamed over the file.  0, or EXIT_BROKEN_RUN, said, and then aborted.
+ */
+int cli_output_close(struct cli_output *o);
+/* Given up: closed, the temporary removed, the file as it was. */
+void cli_output_abort(struct cli_output *o);
+/* Is path one that is written as a stream ("-", a character device, a FIFO)? */
+bool cli_output_is_stream(const char *path);
 
 /* The RWBS letters of blktrace for an entry (at most 5, and a NUL). */
 void rwbs(const struct fl_entry *e, char buf[8]);

@@ -45,9 +45,9 @@ static const struct cli_option check_options[] = {
 	[OPT_SAVE] = { "save-failures", 's', "DIR",
 		       "keep images, output and a reproducer per failure" },
 	[OPT_REPORT] = { "report", 0, "FILE",
-			 "write the JSON report to FILE, kept up to date as states finish" },
+			 "write the JSON report to FILE, kept up to date as states finish ('-': stdout)" },
 	[OPT_JUNIT] = { "junit", 0, "FILE",
-			"write JUnit XML, one test case per state" },
+			"write JUnit XML, one test case per state ('-': stdout)" },
 	[OPT_JSON] = { "json", 0, NULL,
 		       "print the JSON report on stdout instead of the summary" },
 	[OPT_WORKDIR] = { "workdir", 'w', "DIR",
@@ -213,6 +213,13 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 	a->cmd_argc = argc - cli_operand_index() - 1;
 	if (!a->cmd_argc)
 		cli_usage_error(cmd, "no checker: expected LOG -- CMD [ARGS...] with {} for the image");
+	/* the report on stdout is what --json prints */
+	if (a->report && !strcmp(a->report, "-")) {
+		a->report = NULL;
+		a->json = true;
+	}
+	if (a->json && a->junit && !strcmp(a->junit, "-"))
+		cli_usage_error(cmd, "--junit -: stdout already takes the JSON report");
 	if (!a->workdir)
 		a->workdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	a->log_path = absolute(a->log_path, a->abs_log);
@@ -237,6 +244,23 @@ free_states(struct check_run *run)
 	fl_points_free(run->points);
 }
 
+/* Every report refused before a state is checked, not after. */
+static int
+check_reports(const struct check_args *a)
+{
+	struct cli_input inputs[2];
+	size_t nr = check_inputs(a, inputs);
+	int ret = 0;
+
+	if (a->report)
+		ret = cli_output_check("flushlog check", a->report, OUTPUT_STREAM,
+				       0, inputs, nr);
+	if (!ret && a->junit)
+		ret = cli_output_check("flushlog check", a->junit, OUTPUT_STREAM,
+				       0, inputs, nr);
+	return ret;
+}
+
 static int
 run_check(const struct cli_command *cmd, int argc, char **argv)
 {
@@ -252,6 +276,9 @@ run_check(const struct cli_command *cmd, int argc, char **argv)
 	self[n > 0 ? n : 0] = '\0';
 	if (n <= 0)
 		snprintf(self, sizeof(self), "flushlog");
+	ret = check_reports(&a);
+	if (ret)
+		return ret;
 	ret = cli_open_ordered_log(cmd, a.log_path, a.check_order, &run.log);
 	if (ret)
 		return ret;
@@ -259,7 +286,7 @@ run_check(const struct cli_command *cmd, int argc, char **argv)
 	progress_init(&run.progress, "flushlog check");
 	if (make_work_dir(&run, &a)) {
 		fl_log_close(run.log);
-		return EXIT_FAILED;
+		return EXIT_BROKEN_RUN;
 	}
 	catch_signals(&run);
 	ret = choose_states(&run);
@@ -269,7 +296,7 @@ run_check(const struct cli_command *cmd, int argc, char **argv)
 		release_signals(&run);
 		free_states(&run);
 		fl_log_close(run.log);
-		return ret == -EINVAL ? EXIT_USAGE : EXIT_FAILED;
+		return ret == -EINVAL ? EXIT_USAGE : EXIT_BROKEN_RUN;
 	}
 	if (!run.nr_states && run.planned)
 		cli_warn(cmd, "no state in shard %u/%u: the run has %zu", a.shard_k,
@@ -281,18 +308,19 @@ run_check(const struct cli_command *cmd, int argc, char **argv)
 	run.finished = !ret && !run.cannot_run && run.done == run.nr_states;
 	if (a.report || a.junit) {
 		run.report_error = false;
-		save_reports(&run);
+		save_reports(&run, true);
 	}
+	/* a run that went wrong says so before the verdict it reached */
 	if (run.cannot_run) {
-		ret = EXIT_USAGE;
+		ret = EXIT_BROKEN_RUN;
 	} else if (ret) {
 		ret = cli_report(cmd, &err);
 	} else {
-		ret = run.failed || run.report_error ? EXIT_FAILED : EXIT_OK;
-		if (summarise(&run, self)) {
+		n = summarise(&run, self);
+		if (n == -ENOMEM)
 			fprintf(stderr, "flushlog check: out of memory\n");
-			ret = EXIT_FAILED;
-		}
+		ret = n || run.report_error ? EXIT_BROKEN_RUN :
+		      run.failed ? EXIT_FAILED : EXIT_OK;
 	}
 	release_signals(&run);
 	free_states(&run);
@@ -338,7 +366,7 @@ const struct cli_command cmd_check = {
 		"after SECONDS gets SIGTERM, its group SIGKILL 5 seconds later, and its\n"
 		"result is 'timeout', a failure.  A checker that cannot be started, or\n"
 		"exits 126 or 127 (a shell's 'not executable' and 'not found'), stops the\n"
-		"run with exit 2: keep those two codes for that.  The log must be in\n"
+		"run with exit 4: keep those two codes for that.  The log must be in\n"
 		"durability order (checked as 'flushlog info' does; exit 3 otherwise);\n"
 		"--no-order-check is for logs known to be misordered, whose states may\n"
 		"be wrong.  --report and --junit are rewritten as states finish (at most\n"
@@ -346,7 +374,11 @@ const struct cli_command cmd_check = {
 		"JSON has one state a line, and --resume REPORT takes the states REPORT\n"
 		"has a result for as done, carrying their results over.  --json prints\n"
 		"that report on stdout at the end instead of the table of failures, and\n"
-		"the other lines check prints go to stderr.  Labels and checker output\n"
+		"the other lines check prints go to stderr.  --report and --junit follow\n"
+		"the output rule of flushlog(1) OUTPUTS: '-' is stdout (--report - is\n"
+		"--json; --junit - prints the JUnit XML there instead of the table), a\n"
+		"FIFO or character device gets its report once, at the end, and the log\n"
+		"or the base is refused.  Labels and checker output\n"
 		"may hold any bytes: in JSON and XML a byte that is not UTF-8 is written\n"
 		"\\xNN, and in XML (and the table) control characters too, so the\n"
 		"reports always parse; a mark:LABEL spec so written names its mark.\n"
@@ -354,7 +386,9 @@ const struct cli_command cmd_check = {
 		"estimates the time left.  A log with no entries has two crash points,\n"
 		"its start and its end: the base.\n"
 		"Exit status 0 when every state passed, 1 when one failed or timed out,\n"
-		"2 for a usage error or a checker that cannot run, 3 for a bad log.",
+		"2 for a usage error or a refused output, 3 for a bad log, 4 when the run\n"
+		"could not be done: a checker that cannot run, a work folder, image or\n"
+		"report that cannot be made or written (flushlog(1) EXIT STATUS).",
 	.example =
 		"  flushlog check --base before.img log.img -- e2fsck -fn {}\n"
 		"  flushlog check -j 2 -k --save-failures fails --junit check.xml log.img -- ./fsck-state {}\n"

@@ -176,7 +176,7 @@ run_dump(const struct cli_command *cmd, int argc, char **argv)
 	fl_log_close(log);
 	if (ret)
 		fprintf(stderr, "flushlog dump: out of memory\n");
-	return ret || fflush(stdout) ? EXIT_FAILED : EXIT_OK;
+	return ret ? EXIT_BROKEN_RUN : cli_flush_stdout(cmd);
 }
 
 const struct cli_command cmd_dump = {

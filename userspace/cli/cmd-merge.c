@@ -24,9 +24,9 @@
 enum { OPT_REPORT, OPT_JUNIT, OPT_JSON };
 
 static const struct cli_option merge_options[] = {
-	[OPT_REPORT] = { "report", 0, "FILE", "write the merged JSON report to FILE" },
+	[OPT_REPORT] = { "report", 0, "FILE", "write the merged JSON report to FILE ('-': stdout)" },
 	[OPT_JUNIT] = { "junit", 0, "FILE",
-			"write the merged JUnit XML, one test case per state" },
+			"write the merged JUnit XML, one test case per state ('-': stdout)" },
 	[OPT_JSON] = { "json", 0, NULL,
 		       "print the merged JSON report on stdout instead of the summary" },
 	{ NULL },
@@ -458,6 +458,45 @@ free_merge(struct merge *m)
 	free(m->owner);
 }
 
+/* The reports given, which no output may be; NULL if out of memory. */
+static struct cli_input *
+merge_inputs(const struct merge *m)
+{
+	struct cli_input *inputs = calloc(m->nr_reports, sizeof(*inputs));
+
+	for (size_t i = 0; inputs && i < m->nr_reports; i++)
+		inputs[i] = (struct cli_input) { "the report", m->reports[i].path };
+	return inputs;
+}
+
+/* --report and --junit: refused before anything is read, or written. */
+static int
+write_merged(const struct merge *m, const char *report, const char *junit,
+	     bool check_only)
+{
+	struct cli_input *inputs = merge_inputs(m);
+	const char *paths[2] = { report, junit };
+	int (*const fns[2])(FILE *, const void *) = { write_json, write_junit };
+	int ret = 0;
+
+	if (!inputs) {
+		fprintf(stderr, "flushlog merge: out of memory\n");
+		return EXIT_BROKEN_RUN;
+	}
+	for (int i = 0; i < 2 && !ret; i++) {
+		if (!paths[i])
+			continue;
+		if (check_only)
+			ret = cli_output_check("flushlog merge", paths[i], OUTPUT_STREAM,
+					       0, inputs, m->nr_reports);
+		else
+			ret = write_report("flushlog merge", paths[i], inputs,
+					   m->nr_reports, fns[i], m);
+	}
+	free(inputs);
+	return ret;
+}
+
 static int
 run_merge(const struct cli_command *cmd, int argc, char **argv)
 {
@@ -476,14 +515,26 @@ run_merge(const struct cli_command *cmd, int argc, char **argv)
 	}
 	if (argc - cli_operand_index() < 1)
 		cli_usage_error(cmd, "expected one or more REPORT files");
+	/* the report on stdout is what --json prints */
+	if (report && !strcmp(report, "-")) {
+		report = NULL;
+		json = true;
+	}
+	if (json && junit && !strcmp(junit, "-"))
+		cli_usage_error(cmd, "--junit -: stdout already takes the JSON report");
 	m.nr_reports = (size_t)(argc - cli_operand_index());
 	m.reports = calloc(m.nr_reports, sizeof(*m.reports));
 	if (!m.reports) {
 		fprintf(stderr, "flushlog merge: out of memory\n");
-		return EXIT_FAILED;
+		return EXIT_BROKEN_RUN;
 	}
 	for (size_t i = 0; i < m.nr_reports; i++)
 		m.reports[i].path = argv[cli_operand_index() + i];
+	ret = write_merged(&m, report, junit, true);
+	if (ret) {
+		free_merge(&m);
+		return ret;
+	}
 	progress_init(&m.progress, "flushlog merge");
 	ret = gather(&m);
 	progress_clear(&m.progress);
@@ -493,23 +544,21 @@ run_merge(const struct cli_command *cmd, int argc, char **argv)
 		else
 			fprintf(stderr, "flushlog merge: nothing written\n");
 		free_merge(&m);
-		return ret ? EXIT_FAILED : EXIT_USAGE;
+		return ret ? EXIT_BROKEN_RUN : EXIT_USAGE;
 	}
 	merged_head(&m);
-	ret = EXIT_OK;
-	if ((report && write_report("merge", report, write_json, &m)) ||
-	    (junit && write_report("merge", junit, write_junit, &m)))
-		ret = EXIT_FAILED;
+	ret = write_merged(&m, report, junit, false);
 	if (json && write_json(stdout, &m)) {
 		fprintf(stderr, "flushlog merge: out of memory\n");
-		ret = EXIT_FAILED;
-	} else if (!json) {
+		ret = EXIT_BROKEN_RUN;
+	} else if (!json && !(junit && !strcmp(junit, "-"))) {
 		summarise_merge(&m);
 	}
-	if (m.missing)
-		ret = EXIT_USAGE;
-	else if (m.head.failed)
+	/* a run that went wrong, then the verdict, then what is missing */
+	if (!ret && m.head.failed)
 		ret = EXIT_FAILED;
+	else if (!ret && m.missing)
+		ret = EXIT_INCOMPLETE;
 	free_merge(&m);
 	return ret;
 }
@@ -533,9 +582,12 @@ const struct cli_command cmd_merge = {
 		"a shard that stopped early (killed, or at its first failure without\n"
 		"--keep-going), are listed by their numbers among the planned states;\n"
 		"the merged report is written (\"finished\": false, so that check\n"
-		"--resume checks the rest) and the exit status is 2.  Otherwise the\n"
-		"failed states are listed as check lists them, and the exit status is\n"
-		"0 when every state passed and 1 when one failed or timed out.  The\n"
+		"--resume checks the rest) and the exit status is 5, or 1 if a state\n"
+		"failed.  Otherwise the failed states are listed as check lists them,\n"
+		"and the exit status is 0 when every state passed and 1 when one failed\n"
+		"or timed out.  --report and --junit follow the output rule of\n"
+		"flushlog(1) OUTPUTS ('-' is stdout: --report - is --json), and one of\n"
+		"the REPORTs given is refused as an output (exit 2).  The\n"
 		"JUnit report has no checker output: each shard's own --junit has it.\n"
 		"On a terminal, a progress line on stderr says which report is read.",
 	.example =

@@ -27,7 +27,7 @@
 enum { OPT_OUTPUT, OPT_HIGHLIGHT, OPT_TITLE };
 
 static const struct cli_option plot_options[] = {
-	[OPT_OUTPUT] = { "output", 'o', "FILE", "write the SVG to FILE (default stdout)" },
+	[OPT_OUTPUT] = { "output", 'o', "FILE", "write the SVG to FILE ('-', the default: stdout)" },
 	[OPT_HIGHLIGHT] = { "highlight", 0, "ENTRIES",
 			    "draw these entries' points in red: N[,N...]" },
 	[OPT_TITLE] = { "title", 0, "TEXT", "a title (default the log's path)" },
@@ -371,8 +371,10 @@ parse_highlight(const struct cli_command *cmd, const char *arg,
 static int
 run_plot(const struct cli_command *cmd, int argc, char **argv)
 {
-	const char *arg, *output = NULL, *title = NULL, *path;
+	const char *arg, *output = "-", *title = NULL, *path;
+	struct cli_input log_input;
 	struct plot p = { 0 };
+	struct cli_output o;
 	struct fl_log *log;
 	int opt, ret;
 	FILE *out;
@@ -383,35 +385,39 @@ run_plot(const struct cli_command *cmd, int argc, char **argv)
 		else if (opt == OPT_TITLE)
 			title = arg;
 		else if (parse_highlight(cmd, arg, &p))
-			return EXIT_FAILED;
+			return EXIT_BROKEN_RUN;
 	}
 	if (argc - cli_operand_index() != 1)
 		cli_usage_error(cmd, "expected one LOG");
 	path = argv[cli_operand_index()];
+	log_input = (struct cli_input) { "the log", path };
+	ret = cli_output_check("flushlog plot", output, OUTPUT_STREAM, 0,
+			       &log_input, 1);
+	if (ret)
+		goto out_free;
 	ret = cli_open_log(cmd, path, 0, &log);
 	if (ret)
-		return ret;
+		goto out_free;
 	p.log = log;
 	p.nr = fl_log_info(log)->nr_entries;
 	p.sectors = fl_log_info(log)->image_sectors ?: 1;
-	out = output ? fopen(output, "w") : stdout;
-	if (!out) {
+	ret = cli_output_open(&o, "flushlog plot", output, OUTPUT_STREAM, 0,
+			      &log_input, 1);
+	if (ret)
+		goto out_close;
+	out = cli_output_stdio(&o);
+	if (!out || draw(&p, out, title ? title : path) || ferror(out)) {
 		fprintf(stderr, "flushlog plot: cannot write '%s': %s\n", output,
 			strerror(errno));
-		ret = EXIT_FAILED;
-		goto out;
+		cli_output_abort(&o);
+		ret = EXIT_BROKEN_RUN;
+	} else {
+		ret = cli_output_close(&o);
 	}
-	ret = draw(&p, out, title ? title : path) || ferror(out) ? EXIT_FAILED : EXIT_OK;
-	if ((output && fclose(out)) || (!output && fflush(out)))
-		ret = EXIT_FAILED;
-	if (ret) {
-		fprintf(stderr, "flushlog plot: cannot write '%s'\n",
-			output ? output : "stdout");
-		ret = EXIT_FAILED;
-	}
-out:
-	free(p.highlight);
+out_close:
 	fl_log_close(log);
+out_free:
+	free(p.highlight);
 	return ret;
 }
 

@@ -80,7 +80,7 @@ run_points(const struct cli_command *cmd, int argc, char **argv)
 		fprintf(stderr, "flushlog points: out of memory\n");
 	fl_points_free(points);
 	fl_log_close(log);
-	return ret || fflush(stdout) ? EXIT_FAILED : EXIT_OK;
+	return ret ? EXIT_BROKEN_RUN : cli_flush_stdout(cmd);
 }
 
 const struct cli_command cmd_points = {

@@ -116,89 +116,77 @@ copy_base(int base_fd, uint64_t size, int fd, bool to_blockdev)
 	return fl_copy_sparse(base_fd, fd);
 }
 
-/* Open the image to write; *tmp_path is set when a temporary is used. */
+/* How replay's messages begin; an output keeps it until it is closed. */
+#define REPLAY_WHO	"flushlog replay"
+
+/* The files replay reads: none of them may be an output. */
+static size_t
+replay_inputs(const struct replay_args *a, struct cli_input inputs[2])
+{
+	inputs[0] = (struct cli_input) { "the log", a->log_path };
+	inputs[1] = (struct cli_input) { "the base", a->base };
+	return 2;
+}
+
+static enum cli_output_use
+image_use(const struct replay_args *a)
+{
+	return a->in_place ? OUTPUT_IMAGE_IN_PLACE : OUTPUT_IMAGE;
+}
+
+/*
+ * Open the image to write (o->tmp set when it is built in a temporary),
+ * starting as the base, as zeroes, or, --in-place, as it is.
+ */
 static int
 prepare_image(const struct cli_command *cmd, const struct replay_args *a,
-	      uint64_t need, char **tmp_path)
+	      uint64_t need, struct cli_output *o)
 {
-	int fd, base_fd = -1, ret;
+	struct cli_input inputs[2];
+	int base_fd = -1, ret;
 	uint64_t base_size = 0;
-	struct stat st;
 
-	*tmp_path = NULL;
-	if (a->in_place) {
-		fd = open(a->output, O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			fprintf(stderr, "flushlog %s: cannot open '%s': %s\n",
-				cmd->name, a->output, strerror(errno));
-		return fd;
-	}
 	if (a->base) {
 		base_fd = open(a->base, O_RDONLY | O_CLOEXEC);
 		if (base_fd < 0) {
 			fprintf(stderr, "flushlog %s: cannot open base '%s': %s\n",
 				cmd->name, a->base, strerror(errno));
-			return -1;
+			return EXIT_USAGE;
 		}
 		base_size = cli_file_size(base_fd);
 		if (base_size < need) {
 			fprintf(stderr, "flushlog %s: base '%s' has %" PRIu64 " bytes, the log's device %" PRIu64 "\n",
 				cmd->name, a->base, base_size, need);
 			close(base_fd);
-			return -1;
+			return EXIT_USAGE;
 		}
 	}
-	if (!stat(a->output, &st) && S_ISBLK(st.st_mode)) {
-		fd = open(a->output, O_WRONLY | O_CLOEXEC);
-	} else {
-		if (asprintf(tmp_path, "%s.flushlog-XXXXXX", a->output) < 0) {
-			*tmp_path = NULL;
-			fd = -1;
-			errno = ENOMEM;
-		} else {
-			fd = mkostemp(*tmp_path, O_CLOEXEC);
-			if (fd >= 0) {
-				/* as open(O_CREAT) would have made it */
-				mode_t mask = umask(0);
-
-				umask(mask);
-				fchmod(fd, 0666 & ~mask);
-			}
-		}
+	ret = cli_output_open(o, REPLAY_WHO, a->output, image_use(a), 0, inputs,
+			      replay_inputs(a, inputs));
+	if (ret) {
+		if (base_fd >= 0)
+			close(base_fd);
+		return ret;
 	}
-	if (fd < 0) {
-		fprintf(stderr, "flushlog %s: cannot create '%s': %s\n",
-			cmd->name, a->output, strerror(errno));
-		goto out_fail;
-	}
-	if (base_fd >= 0)
-		ret = copy_base(base_fd, base_size, fd, !*tmp_path);
-	else if (*tmp_path)
-		ret = ftruncate(fd, (off_t)need) ? -errno : 0;
+	if (a->in_place)
+		ret = 0;
+	else if (base_fd >= 0)
+		ret = copy_base(base_fd, base_size, o->fd, !o->tmp);
+	else if (o->tmp)
+		ret = ftruncate(o->fd, (off_t)need) ? -errno : 0;
 	else
-		ret = fl_zero_range(fd, 0, cli_file_size(fd), true);
-	if (!ret && *tmp_path && base_fd >= 0)
-		ret = ftruncate(fd, (off_t)base_size) ? -errno : 0;
+		ret = fl_zero_range(o->fd, 0, cli_file_size(o->fd), true);
+	if (!ret && o->tmp && base_fd >= 0)
+		ret = ftruncate(o->fd, (off_t)base_size) ? -errno : 0;
+	if (base_fd >= 0)
+		close(base_fd);
 	if (ret) {
 		fprintf(stderr, "flushlog %s: cannot prepare '%s': %s\n",
 			cmd->name, a->output, strerror(-ret));
-		close(fd);
-		fd = -1;
-		goto out_fail;
+		cli_output_abort(o);
+		return EXIT_BROKEN_RUN;
 	}
-	if (base_fd >= 0)
-		close(base_fd);
-	return fd;
-
-out_fail:
-	if (base_fd >= 0)
-		close(base_fd);
-	if (*tmp_path) {
-		unlink(*tmp_path);
-		free(*tmp_path);
-		*tmp_path = NULL;
-	}
-	return -1;
+	return 0;
 }
 
 static void
@@ -341,15 +329,15 @@ replay(const struct cli_command *cmd, const struct replay_args *a,
 {
 	struct fl_error err = { 0 };
 	struct progress progress;
+	struct cli_output o;
 	struct fl_replay *r;
-	char *tmp_path;
-	int fd, ret;
+	int ret;
 
-	fd = prepare_image(cmd, a, image_size(cmd, a, log), &tmp_path);
-	if (fd < 0)
-		return EXIT_FAILED;
+	ret = prepare_image(cmd, a, image_size(cmd, a, log), &o);
+	if (ret)
+		return ret;
 	progress_init(&progress, "flushlog replay");
-	ret = fl_replay_open_device(log, a->device, fd, &r, &err);
+	ret = fl_replay_open_device(log, a->device, o.fd, &r, &err);
 	if (!ret) {
 		if (progress.on)
 			fl_replay_set_progress(r, show_progress, &progress);
@@ -357,39 +345,24 @@ replay(const struct cli_command *cmd, const struct replay_args *a,
 		if (!ret)
 			ret = fl_replay_to(r, to, &err);
 		if (!ret && state)
-			ret = apply_state(a, log, fd, state, &err);
+			ret = apply_state(a, log, o.fd, state, &err);
 		progress_clear(&progress);
 		if (!ret && !a->quiet)
 			say_cloned(cmd, a, r);
-		if (ret && !tmp_path &&
+		if (ret && !o.tmp &&
 		    (err.source == FL_ERR_LOG || err.source == FL_ERR_IO))
 			fprintf(stderr, "flushlog %s: '%s' holds the state after the first %" PRIu64 " entries\n",
 				cmd->name, a->output, fl_replay_position(r));
-		else if (ret && !tmp_path)
+		else if (ret && !o.tmp)
 			fprintf(stderr, "flushlog %s: the contents of '%s' are now undefined\n",
 				cmd->name, a->output);
 		fl_replay_close(r);
 	}
-	if (!ret && close(fd)) {
-		snprintf(err.msg, sizeof(err.msg), "cannot write '%s': %s",
-			 a->output, strerror(errno));
-		err.source = FL_ERR_OUTPUT;
-		ret = -1;
-	} else if (ret) {
-		close(fd);
+	if (ret) {
+		cli_output_abort(&o);
+		return cli_report(cmd, &err);
 	}
-	if (tmp_path) {
-		if (!ret && rename(tmp_path, a->output)) {
-			snprintf(err.msg, sizeof(err.msg), "cannot rename '%s' to '%s': %s",
-				 tmp_path, a->output, strerror(errno));
-			err.source = FL_ERR_OUTPUT;
-			ret = -1;
-		}
-		if (ret)
-			unlink(tmp_path);
-		free(tmp_path);
-	}
-	return ret ? cli_report(cmd, &err) : EXIT_OK;
+	return cli_output_close(&o);
 }
 
 /*
@@ -424,6 +397,16 @@ check_outputs(const struct cli_command *cmd, const struct replay_args *a,
 		}
 	}
 	return 0;
+}
+
+/* Refused before any image is written: a refusal changes nothing. */
+static int
+check_image(const struct replay_args *a, const char *path)
+{
+	struct cli_input inputs[2];
+
+	return cli_output_check(REPLAY_WHO, path, image_use(a), 0, inputs,
+				replay_inputs(a, inputs));
 }
 
 static int
@@ -468,6 +451,8 @@ run_replay(const struct cli_command *cmd, int argc, char **argv)
 				a.from);
 	}
 	ret = check_outputs(cmd, &a, log);
+	for (unsigned int i = 0; i < a.nr_outputs && !ret; i++)
+		ret = check_image(&a, a.outputs[i].path);
 	for (unsigned int i = 0; i < a.nr_outputs && !ret; i++) {
 		a.output = a.outputs[i].path;
 		a.device = a.outputs[i].device < 0 ? FL_ALL_DEVICES
@@ -492,8 +477,12 @@ const struct cli_command cmd_replay = {
 		"write-zeroes and secure erases leave zeroes.  Every data checksum is\n"
 		"checked before its data is used.  Where the log and IMAGE share a file\n"
 		"system that clones ranges (XFS, btrfs), data block aligned in the log is\n"
-		"cloned, not copied: a note says so.  A regular-file IMAGE is replaced only\n"
-		"when the whole replay succeeded.  Without --base it starts as zeroes\n"
+		"cloned, not copied: a note says so.  IMAGE follows the output rule of\n"
+		"flushlog(1) OUTPUTS: a regular file (or the one a symlink names) is\n"
+		"replaced only when the whole replay succeeded; a block device is written\n"
+		"in place, opened exclusively (not while mounted); '-', a character device\n"
+		"and a FIFO are refused, as an image needs seeking, and so are the log\n"
+		"and the base themselves, or a device they are on.  Without --base it starts as zeroes\n"
 		"(a sparse file) of the logged device's size.  --in-place applies\n"
 		"the entries to IMAGE as it is: with --from, only those after POINT.\n"
 		"--state NAME builds one of the crash states of 'flushlog check --states':\n"

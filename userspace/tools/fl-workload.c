@@ -52,6 +52,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"	/* the exit codes, and the rule for the oracle's file */
+
 #define MAX_FILES	64
 #define MAX_DIRS	8
 #define MAX_WRITE	(128 << 10)
@@ -170,7 +172,7 @@ oracle_line(struct workload *w, const char *fmt, ...)
 	if (n < 0 || (size_t)n >= sizeof(line) || write(w->oracle, line, n) != n) {
 		fprintf(stderr, "fl-workload: cannot write the oracle: %s\n",
 			n < 0 || (size_t)n >= sizeof(line) ? "line too long" : strerror(errno));
-		exit(1);
+		exit(EXIT_BROKEN_RUN);
 	}
 }
 
@@ -941,10 +943,10 @@ ace_run(struct workload *w, unsigned int len, uint64_t index)
 	if (!wk.found) {
 		fprintf(stderr, "fl-workload: seq-%u has %" PRIu64 " sequences, not %" PRIu64 "\n",
 			len, wk.index, index + 1);
-		return 1;
+		return EXIT_USAGE;
 	}
 	if (posix_memalign((void **)&w->buf, 4096, 16384))
-		return 2;
+		return EXIT_BROKEN_RUN;
 	w->rng = (index + 1) * 0x9e3779b97f4a7c15ULL;
 	snprintf(path, sizeof(path), "%s/A", w->dir);
 	if (mkdir(path, 0755) && errno != EEXIST)
@@ -975,16 +977,16 @@ ace_run(struct workload *w, unsigned int len, uint64_t index)
 			fprintf(stderr, "fl-workload: seq-%u #%" PRIu64 ": step %u '%s' failed: %s\n",
 				len, index, i, text, strerror(-ret));
 			free(w->buf);
-			return 3;
+			return EXIT_BROKEN_RUN;
 		}
 	}
 	free(w->buf);
-	return 0;
+	return EXIT_OK;
 setup_failed:
 	fprintf(stderr, "fl-workload: the setup of seq-%u failed at '%s': %s\n",
 		len, path, strerror(errno));
 	free(w->buf);
-	return 2;
+	return EXIT_BROKEN_RUN;
 }
 
 /*
@@ -1014,9 +1016,9 @@ read_events(const char *file, size_t *nr)
 	FILE *f = fopen(file, "r");
 
 	if (!f) {
-		fprintf(stderr, "fl-workload: cannot read '%s': %s\n", file,
+		fprintf(stderr, "fl-workload: cannot open '%s': %s\n", file,
 			strerror(errno));
-		exit(2);
+		exit(EXIT_USAGE);
 	}
 	for (unsigned long lineno = 1; fgets(line, sizeof(line), f); lineno++) {
 		memset(&e, 0, sizeof(e));
@@ -1043,13 +1045,13 @@ read_events(const char *file, size_t *nr)
 		} else {
 			fprintf(stderr, "fl-workload: %s:%lu: not an oracle line: %s",
 				file, lineno, line);
-			exit(2);
+			exit(EXIT_USAGE);
 		}
 		if (n == cap) {
 			cap = cap ? 2 * cap : 256;
 			v = realloc(v, cap * sizeof(*v));
 			if (!v)
-				exit(2);
+				exit(EXIT_BROKEN_RUN);
 		}
 		v[n++] = e;
 	}
@@ -1170,7 +1172,7 @@ verify(const char *file, const char *last_mark, const char *until_mark,
 	printf("fsync oracle: %zu promises kept, %zu broken (last mark %s)\n",
 	       kept, broken, last_mark && *last_mark ? last_mark : "none");
 	free(v);
-	return broken ? 1 : 0;
+	return broken ? EXIT_FAILED : EXIT_OK;
 }
 
 static enum op
@@ -1202,8 +1204,9 @@ usage(int status)
 		"DIR; after each successful fsync, fdatasync or sync, run 'CMD LABEL'.\n"
 		"--procs runs P workloads (1 to 64) at once, the Kth in DIR/pK with\n"
 		"seed S + K and marks pK-WHAT-N.\n"
-		"Prints one line per operation.  Exit 0 unless DIR is unusable.\n"
-		"--oracle writes down what each fsync promised; --verify checks, in a\n"
+		"Prints one line per operation.  Exit 0 unless DIR is unusable (4).\n"
+		"--oracle writes down what each fsync promised (a file replaced at the\n"
+		"end, a FIFO written as it goes; not '-'); --verify checks, in a\n"
 		"crash state mounted at DIR whose last mark is L, that every promise\n"
 		"made before L holds (unless an operation issued before mark M, the\n"
 		"first after the state's epoch, touched the file since): exit 1 and a\n"
@@ -1211,24 +1214,26 @@ usage(int status)
 		"--ace seq-K (K 1 to 3) runs, instead, sequence I of every sequence\n"
 		"of K operations over foo, bar, A/foo, A/bar, B/foo, each followed by\n"
 		"a persistence point, after a setup marked setup-1; --list prints the\n"
-		"sequences ('I<tab>steps'), --shard K/N those whose I %% N is K.\n");
+		"sequences ('I<tab>steps'), --shard K/N those whose I %% N is K.\n\n"
+		"exit status (flushlog(1) EXIT STATUS): 0 ok, 1 a promise broken,\n"
+		"2 usage error, 4 the workload could not be run\n");
 	exit(status);
 }
 
-/* One workload in w->dir: 0, or 1 if the folder is unusable. */
+/* One workload in w->dir: 0, or EXIT_BROKEN_RUN if the folder is unusable. */
 static int
 run(struct workload *w, unsigned long ops, const char *tag)
 {
 	char path[4096];
 
-	if (posix_memalign((void **)&w->buf, 4096, MAX_WRITE + 4096))
-		return 1;
 	snprintf(path, sizeof(path), "%s/d0", w->dir);
 	if (mkdir(path, 0755) && errno != EEXIST) {
 		fprintf(stderr, "fl-workload: cannot create '%s': %s\n", path,
 			strerror(errno));
-		return 1;
+		return EXIT_BROKEN_RUN;
 	}
+	if (posix_memalign((void **)&w->buf, 4096, MAX_WRITE + 4096))
+		return EXIT_BROKEN_RUN;
 	for (unsigned long i = 0; i < ops; i++) {
 		enum op op = draw_op(w);
 		int ret;
@@ -1242,7 +1247,7 @@ run(struct workload *w, unsigned long ops, const char *tag)
 	return 0;
 }
 
-/* --procs: P children, the Kth in DIR/pK; 1 if any of them failed. */
+/* --procs: P children, the Kth in DIR/pK; EXIT_BROKEN_RUN if any failed. */
 static int
 run_procs(struct workload *w, unsigned long ops, unsigned long seed,
 	  unsigned int procs)
@@ -1258,7 +1263,7 @@ run_procs(struct workload *w, unsigned long ops, unsigned long seed,
 		if (pid < 0) {
 			fprintf(stderr, "fl-workload: cannot fork: %s\n",
 				strerror(errno));
-			failed = 1;
+			failed = EXIT_BROKEN_RUN;
 			break;
 		}
 		if (pid == 0) {
@@ -1270,19 +1275,20 @@ run_procs(struct workload *w, unsigned long ops, unsigned long seed,
 			if (mkdir(dir, 0755) && errno != EEXIST) {
 				fprintf(stderr, "fl-workload: cannot create '%s': %s\n",
 					dir, strerror(errno));
-				_exit(1);
+				_exit(EXIT_BROKEN_RUN);
 			}
 			w->dir = dir;
 			w->prefix = prefix;
 			w->rng = (seed + k) * 0x9e3779b97f4a7c15ULL + 1;
 			w->next_ino = k << 20;
 			fflush(NULL);
-			_exit(run(w, ops, tag) || fflush(stdout) ? 1 : 0);
+			_exit(run(w, ops, tag) || fflush(stdout) ?
+			      EXIT_BROKEN_RUN : EXIT_OK);
 		}
 	}
 	while (wait(&status) > 0)
 		if (!WIFEXITED(status) || WEXITSTATUS(status))
-			failed = 1;
+			failed = EXIT_BROKEN_RUN;
 	return failed;
 }
 
@@ -1312,6 +1318,35 @@ parse_shard(const char *s, uint64_t *k, uint64_t *n)
 	       parse_below(head, *n, k);
 }
 
+/*
+ * The oracle's file, by flushlog's output rule (a temporary renamed over
+ * it at the end, a FIFO or /dev/null written as it is); every process of
+ * --procs appends to it.  Not stdout: the operations are printed there.
+ */
+static int
+open_oracle(struct workload *w, const char *path, struct cli_output *out)
+{
+	int ret = cli_output_open(out, "fl-workload", path, OUTPUT_STREAM,
+				  OUTPUT_APPEND | OUTPUT_NOT_STDOUT, NULL, 0);
+
+	w->oracle = ret ? -1 : out->fd;
+	return ret;
+}
+
+/* The run's status, the oracle kept if it succeeded (else removed). */
+static int
+close_oracle(struct workload *w, struct cli_output *out, int ret)
+{
+	if (w->oracle < 0)
+		return ret;
+	w->oracle = -1;
+	if (ret) {
+		cli_output_abort(out);
+		return ret;
+	}
+	return cli_output_close(out);
+}
+
 /* fl-workload --ace ...: list the space, or run one sequence of it. */
 static int
 ace_main(const char *spec, const char *index, bool list, const char *shard,
@@ -1319,7 +1354,9 @@ ace_main(const char *spec, const char *index, bool list, const char *shard,
 	 char **args)
 {
 	struct ace_walk wk = { .shards = 1, .list = true };
+	struct cli_output out;
 	uint64_t want;
+	int ret;
 
 	wk.len = spec ? ace_length(spec) : 0;
 	if (!wk.len)
@@ -1335,22 +1372,15 @@ ace_main(const char *spec, const char *index, bool list, const char *shard,
 			       shard), 2;
 	if (list) {
 		ace_walk(&wk, &ace_setup_model, 0);
-		return fflush(stdout) ? 1 : 0;
+		return fflush(stdout) ? EXIT_BROKEN_RUN : EXIT_OK;
 	}
 	if (!parse_below(index, UINT64_MAX, &want))
 		return fprintf(stderr, "fl-workload: --index takes a number, not '%s'\n", index), 2;
 	w->dir = args[0];
-	if (oracle) {
-		w->oracle = open(oracle, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
-				 O_CLOEXEC, 0644);
-		if (w->oracle < 0) {
-			fprintf(stderr, "fl-workload: cannot write '%s': %s\n",
-				oracle, strerror(errno));
-			return 1;
-		}
-	}
+	if (oracle && (ret = open_oracle(w, oracle, &out)))
+		return ret;
 	w->tickets = &w->next_ticket;
-	return ace_run(w, wk.len, want);
+	return close_oracle(w, &out, ace_run(w, wk.len, want));
 }
 
 int
@@ -1374,6 +1404,7 @@ main(int argc, char **argv)
 		{ 0 },
 	};
 	struct workload w = { .nr_dirs = 1, .prefix = "", .oracle = -1 };
+	struct cli_output out;
 	unsigned long ops = 200, seed = 1, procs = 1;
 	const char *oracle = NULL, *verify_file = NULL, *last = NULL, *until = NULL;
 	const char *ace = NULL, *index = NULL, *shard = NULL;
@@ -1417,21 +1448,14 @@ main(int argc, char **argv)
 	if (verify_file)
 		return verify(verify_file, last, until, argv[optind]);
 	w.dir = argv[optind];
-	if (oracle) {
-		w.oracle = open(oracle, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
-				O_CLOEXEC, 0644);
-		if (w.oracle < 0) {
-			fprintf(stderr, "fl-workload: cannot write '%s': %s\n",
-				oracle, strerror(errno));
-			return 1;
-		}
-	}
+	if (oracle && (ret = open_oracle(&w, oracle, &out)))
+		return ret;
 	w.tickets = mmap(NULL, sizeof(*w.tickets), PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (w.tickets == MAP_FAILED) {
 		fprintf(stderr, "fl-workload: cannot map the ticket counter: %s\n",
 			strerror(errno));
-		return 1;
+		return close_oracle(&w, &out, EXIT_BROKEN_RUN);
 	}
 	if (procs == 1) {
 		w.rng = seed * 0x9e3779b97f4a7c15ULL + 1;
@@ -1439,10 +1463,5 @@ main(int argc, char **argv)
 	} else {
 		ret = run_procs(&w, ops, seed, (unsigned int)procs);
 	}
-	if (w.oracle >= 0 && close(w.oracle)) {
-		fprintf(stderr, "fl-workload: cannot write '%s': %s\n", oracle,
-			strerror(errno));
-		return 1;
-	}
-	return ret;
+	return close_oracle(&w, &out, ret);
 }
