@@ -94,14 +94,86 @@ state_env(const struct check_run *run, const struct state_result *s,
 	set(ctx, "FLUSHLOG_DEVICES", nr_devices > 1 ? devices : NULL);
 }
 
-static void
-set_env(void *ctx, const char *name, const char *value)
+/*
+ * A checker's environment, built in the parent: the run's own, each
+ * FLUSHLOG_* variable state_env() names set or removed.
+ */
+struct checker_env {
+	char **v;		/* NULL-terminated */
+	size_t n, cap;
+	char **made;		/* the NAME=VALUE strings made here */
+	size_t nr_made, cap_made;
+	bool failed;		/* out of memory */
+};
+
+static bool
+env_room(char ***v, size_t *cap, size_t need)
 {
-	(void)ctx;
-	if (value)
-		setenv(name, value, 1);
-	else
-		unsetenv(name);
+	size_t c = *cap ? *cap : 64;
+	char **p;
+
+	if (need <= *cap)
+		return true;
+	while (c < need)
+		c *= 2;
+	p = realloc(*v, c * sizeof(*p));
+	if (!p)
+		return false;
+	*v = p;
+	*cap = c;
+	return true;
+}
+
+static void
+env_set(void *ctx, const char *name, const char *value)
+{
+	struct checker_env *e = ctx;
+	size_t len = strlen(name), kept = 0;
+	char *var;
+
+	for (size_t i = 0; i < e->n; i++)
+		if (strncmp(e->v[i], name, len) || e->v[i][len] != '=')
+			e->v[kept++] = e->v[i];
+	e->n = kept;
+	e->v[e->n] = NULL;
+	if (!value || e->failed)
+		return;
+	if (!env_room(&e->made, &e->cap_made, e->nr_made + 1) ||
+	    !env_room(&e->v, &e->cap, e->n + 2) ||
+	    asprintf(&var, "%s=%s", name, value) < 0) {
+		e->failed = true;
+		return;
+	}
+	e->made[e->nr_made++] = var;
+	e->v[e->n++] = var;
+	e->v[e->n] = NULL;
+}
+
+static void
+env_free(struct checker_env *e)
+{
+	for (size_t i = 0; i < e->nr_made; i++)
+		free(e->made[i]);
+	free(e->made);
+	free(e->v);
+}
+
+/* The run's environment with state s's variables: 0, or -ENOMEM. */
+static int
+env_of_state(const struct check_run *run, const struct state_result *s,
+	     struct checker_env *e)
+{
+	size_t n = 0;
+
+	*e = (struct checker_env) { 0 };
+	while (environ[n])
+		n++;
+	if (!env_room(&e->v, &e->cap, n + 1))
+		return -ENOMEM;
+	memcpy(e->v, environ, (n + 1) * sizeof(*e->v));
+	e->n = n;
+	state_env(run, s, s->image, env_set, e);
+	return e->failed ? -ENOMEM : 0;
 }
 
 /*
@@ -276,17 +348,35 @@ child_fails(int pipe_fd, int stage)
 	_exit(127);
 }
 
-/*
- * In the child: the checker, in a process group of its own (so that a
- * timeout kills all it started), with {} and FLUSHLOG_* filled in.  The
- * pipe closes on exec; a failure before that goes up it instead.
- */
-static void __attribute__((noreturn))
-exec_checker(const struct check_run *run, const struct state_result *s,
-	     pid_t parent, int pipe_fd)
+/* The checker's argv, {} filled in: NULL-terminated, or NULL. */
+static char **
+checker_argv(const struct check_run *run, const struct state_result *s)
 {
 	const struct check_args *a = run->args;
 	char **argv = calloc(a->cmd_argc + 1, sizeof(*argv));
+
+	for (int i = 0; argv && i < a->cmd_argc; i++) {
+		argv[i] = replace_braces(a->cmd[i], s->image);
+		if (!argv[i]) {
+			while (i--)
+				free(argv[i]);
+			free(argv);
+			argv = NULL;
+		}
+	}
+	return argv;
+}
+
+/*
+ * In the vfork() child: the checker, in a process group of its own (so
+ * that a timeout kills all it started).  It shares the parent's memory
+ * until exec, so it only makes system calls: argv and envp were built
+ * before.  The pipe closes on exec; a failure before that goes up it.
+ */
+static void __attribute__((noreturn))
+exec_checker(const struct state_result *s, char **argv, char **envp,
+	     pid_t parent, int pipe_fd)
+{
 	int fd;
 
 	setpgid(0, 0);
@@ -298,16 +388,7 @@ exec_checker(const struct check_run *run, const struct state_result *s,
 	if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 ||
 	    dup2(fd, STDERR_FILENO) < 0)
 		child_fails(pipe_fd, 0);
-	errno = ENOMEM;
-	if (!argv)
-		child_fails(pipe_fd, 1);
-	for (int i = 0; i < a->cmd_argc; i++) {
-		argv[i] = replace_braces(a->cmd[i], s->image);
-		if (!argv[i])
-			child_fails(pipe_fd, 1);
-	}
-	state_env(run, s, s->image, set_env, NULL);
-	execvp(argv[0], argv);
+	execvpe(argv[0], argv, envp);
 	child_fails(pipe_fd, 1);
 }
 
@@ -531,34 +612,63 @@ reap_one(struct check_run *run)
 	}
 }
 
-/* Fork the checker; its exec's success or errno comes up a CLOEXEC pipe. */
+/* The child's pid, or -errno. */
+static pid_t __attribute__((noinline))
+vfork_checker(const struct state_result *s, char **argv, char **envp,
+	      int pipe_fd)
+{
+	pid_t parent = getpid(), pid = vfork();
+
+	if (!pid)
+		exec_checker(s, argv, envp, parent, pipe_fd);
+	return pid < 0 ? -errno : pid;
+}
+
+static void
+free_argv(char **argv)
+{
+	for (size_t i = 0; argv && argv[i]; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+/*
+ * Start the checker; its exec's success or errno comes up a CLOEXEC pipe.
+ * vfork(), not fork(): copying the page tables of a process that holds a
+ * long log's index would cost each state in proportion to the log.
+ */
 static int
 spawn_checker(struct check_run *run, struct state_result *s,
 	      struct fl_error *err)
 {
+	char **argv = checker_argv(run, s);
 	struct exec_failure fail;
-	pid_t parent = getpid();
+	struct checker_env env;
 	sigset_t fatal, old;
 	int fds[2], ret;
 	ssize_t n;
 
+	ret = env_of_state(run, s, &env);
+	if (!argv || ret) {
+		cli_set_error(err, FL_ERR_OUTPUT, "out of memory");
+		ret = -ENOMEM;
+		goto out;
+	}
 	if (pipe2(fds, O_CLOEXEC)) {
 		ret = -errno;
 		cli_set_error(err, FL_ERR_OUTPUT, "cannot make a pipe: %s",
 			      strerror(errno));
-		return ret;
+		goto out;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &s->start);
-	fflush(NULL);
-	/* the handler must see the pid of every child it has to kill */
+	/*
+	 * The handler must see the pid of every child it has to kill, and
+	 * must not run in the child, which shares its memory.
+	 */
 	fatal_set(&fatal);
 	sigprocmask(SIG_BLOCK, &fatal, &old);
-	s->pid = fork();
-	if (!s->pid) {
-		close(fds[0]);
-		exec_checker(run, s, parent, fds[1]);
-	}
-	ret = s->pid < 0 ? -errno : 0;
+	s->pid = vfork_checker(s, argv, env.v, fds[1]);
+	ret = s->pid < 0 ? s->pid : 0;
 	if (s->pid > 0) {
 		setpgid(s->pid, s->pid);
 		run->running++;
@@ -570,7 +680,7 @@ spawn_checker(struct check_run *run, struct state_result *s,
 		close(fds[0]);
 		cli_set_error(err, FL_ERR_OUTPUT, "cannot fork: %s",
 			      strerror(-ret));
-		return ret;
+		goto out;
 	}
 	do
 		n = read(fds[0], &fail, sizeof(fail));
@@ -579,7 +689,7 @@ spawn_checker(struct check_run *run, struct state_result *s,
 	if (n != sizeof(fail)) {	/* it is running the checker */
 		s->deadline = run->args->timeout ?
 			      progress_now() + run->args->timeout : 0;
-		return 0;
+		goto out;
 	}
 	while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
 		;
@@ -590,10 +700,14 @@ spawn_checker(struct check_run *run, struct state_result *s,
 	if (fail.stage == 0) {
 		cli_set_error(err, FL_ERR_OUTPUT, "cannot create '%s': %s",
 			      s->output, strerror(fail.err));
-		return -fail.err;
+		ret = -fail.err;
+		goto out;
 	}
 	checker_cannot_run(run, strerror(fail.err), NULL);
-	return 0;
+out:
+	free_argv(argv);
+	env_free(&env);
+	return ret;
 }
 
 /*

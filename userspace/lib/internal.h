@@ -11,6 +11,12 @@
 
 struct fl_mark {
 	uint64_t entry;		/* its index in fl_log.entries */
+	/*
+	 * Entries through the last flush or FUA before it (0: none): a crash
+	 * at position p's epoch ends before the mark iff durable_end > p.
+	 * It grows along the marks, as entry does.
+	 */
+	uint64_t durable_end;
 	char *label;
 };
 
@@ -24,6 +30,8 @@ struct fl_log {
 	uint64_t entries_cap;
 	struct fl_mark *marks;		/* in entry order */
 	uint64_t nr_marks, marks_cap;
+	/* the marks by label, and a label's in entry order: mark:LABEL */
+	const struct fl_mark **marks_by_label;
 	uint64_t first_overtaking;	/* FL_ENTRY_OVERTAKES, or FL_NO_ENTRY */
 	/* [k]: the earliest completion of the entries from k * FL_LATER_STEP
 	 * on that change data; NULL if none overtakes (or out of memory) */
@@ -71,6 +79,23 @@ int fl_log_add_entry(struct fl_log *log, const struct fl_entry *e,
 int fl_log_check_order(const struct fl_log *log, struct fl_error *err);
 int fl_log_to_durability_order(struct fl_log *log, struct fl_error *err);
 int fl_log_reserve(struct fl_log *log, uint64_t nr_entries);
+
+/*
+ * The index over the marks that answers a question about a position in
+ * O(log marks), however long the log (log.c): built once the log is in
+ * durability order.
+ */
+int fl_log_index_marks(struct fl_log *log);
+/*
+ * The first mark (its index in log->marks; nr_marks if none) at entry at
+ * or later, or with after_epoch, the first logged after the end of the
+ * epoch of a crash at position at (its next flush or FUA).
+ */
+uint64_t fl_log_first_mark(const struct fl_log *log, uint64_t at,
+			   bool after_epoch);
+/* The first mark labelled label (in log->marks), or NULL. */
+const struct fl_mark *fl_log_find_mark(const struct fl_log *log,
+				       const char *label);
 
 /*
  * The log is read with pread(), never mapped: a log file that shrinks or a
@@ -225,6 +250,13 @@ int fl_replay_apply_state(struct fl_log *log, const struct fl_replay *at_base,
 			  int image_fd, int base_fd, const struct fl_state *s,
 			  struct fl_error *err);
 void fl_newer_free(struct fl_newer *m);
+
+/* A flush or FUA write: it ends an epoch, making the writes before it durable. */
+static inline bool
+fl_makes_durable(const struct fl_entry *e)
+{
+	return (e->flags & FL_ENTRY_CRASH_POINT) && e->op != FLUSHLOG_OP_MARK;
+}
 
 /* A write, discard or write-zeroes: not a flush or a mark. */
 static inline bool

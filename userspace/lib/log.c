@@ -457,6 +457,13 @@ log_open(const char *path, int fd, unsigned int flags, struct fl_log **logp,
 	if (ret)
 		goto out_close;
 	fl_log_mark_overtaking(log);
+	if (fl_log_index_marks(log)) {
+		fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
+			     "out of memory indexing %" PRIu64 " marks",
+			     log->nr_marks);
+		ret = -ENOMEM;
+		goto out_close;
+	}
 	if (log->info.nr_entries && log->info.nr_entries < log->entries_cap) {
 		struct fl_entry *p = realloc(log->entries,
 					     log->info.nr_entries * sizeof(*p));
@@ -467,7 +474,8 @@ log_open(const char *path, int fd, unsigned int flags, struct fl_log **logp,
 		}
 	}
 	log->info.index_bytes = log->entries_cap * sizeof(struct fl_entry) +
-				log->marks_cap * sizeof(struct fl_mark);
+				log->marks_cap * sizeof(struct fl_mark) +
+				log->nr_marks * sizeof(*log->marks_by_label);
 	for (uint64_t i = 0; i < log->nr_marks; i++)
 		log->info.index_bytes += strlen(log->marks[i].label) + 1;
 	*logp = log;
@@ -507,6 +515,7 @@ fl_log_close(struct fl_log *log)
 	for (uint64_t i = 0; i < log->nr_marks; i++)
 		free(log->marks[i].label);
 	free(log->marks);
+	free(log->marks_by_label);
 	free(log->entries);
 	free(log->later_complete);
 	if (log->fd >= 0)
@@ -538,23 +547,81 @@ fl_log_entry(const struct fl_log *log, uint64_t number)
 	return number < log->info.nr_entries ? &log->entries[number] : NULL;
 }
 
-const char *
-fl_log_label(const struct fl_log *log, uint64_t entry)
+uint64_t
+fl_log_first_mark(const struct fl_log *log, uint64_t at, bool after_epoch)
 {
 	uint64_t lo = 0, hi = log->nr_marks;
 
-	/* marks are in entry order: binary search */
+	/* both keys grow along the marks: binary search */
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		const struct fl_mark *m = &log->marks[mid];
+
+		if (after_epoch ? m->durable_end > at : m->entry >= at)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+const char *
+fl_log_label(const struct fl_log *log, uint64_t entry)
+{
+	uint64_t k = fl_log_first_mark(log, entry, false);
+
+	return k < log->nr_marks && log->marks[k].entry == entry ?
+	       log->marks[k].label : "";
+}
+
+const struct fl_mark *
+fl_log_find_mark(const struct fl_log *log, const char *label)
+{
+	uint64_t lo = 0, hi = log->nr_marks;
+
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
 
-		if (log->marks[mid].entry == entry)
-			return log->marks[mid].label;
-		if (log->marks[mid].entry < entry)
-			lo = mid + 1;
-		else
+		if (strcmp(log->marks_by_label[mid]->label, label) >= 0)
 			hi = mid;
+		else
+			lo = mid + 1;
 	}
-	return "";
+	return lo < log->nr_marks && !strcmp(log->marks_by_label[lo]->label, label) ?
+	       log->marks_by_label[lo] : NULL;
+}
+
+static int
+by_label(const void *a, const void *b)
+{
+	const struct fl_mark *x = *(const struct fl_mark *const *)a;
+	const struct fl_mark *y = *(const struct fl_mark *const *)b;
+	int c = strcmp(x->label, y->label);
+
+	return c ? c : x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+int
+fl_log_index_marks(struct fl_log *log)
+{
+	uint64_t durable_end = 0, k = 0;
+
+	for (uint64_t i = 0; i < log->info.nr_entries && k < log->nr_marks; i++) {
+		if (i == log->marks[k].entry)
+			log->marks[k++].durable_end = durable_end;
+		else if (fl_makes_durable(&log->entries[i]))
+			durable_end = i + 1;
+	}
+	if (!log->nr_marks)
+		return 0;
+	log->marks_by_label = malloc(log->nr_marks * sizeof(*log->marks_by_label));
+	if (!log->marks_by_label)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < log->nr_marks; i++)
+		log->marks_by_label[i] = &log->marks[i];
+	qsort(log->marks_by_label, log->nr_marks, sizeof(*log->marks_by_label),
+	      by_label);
+	return 0;
 }
 
 #define FL_STR_(x)	#x

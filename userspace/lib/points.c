@@ -128,19 +128,13 @@ static int
 resolve_mark(const struct fl_log *log, const char *label, uint64_t *nr,
 	     struct fl_error *err)
 {
-	uint64_t found = 0;
+	const struct fl_mark *m = fl_log_find_mark(log, label);
 
-	for (uint64_t i = 0; i < log->nr_marks; i++) {
-		if (strcmp(log->marks[i].label, label))
-			continue;
-		if (!found)
-			*nr = log->marks[i].entry + 1;
-		found++;
-	}
-	if (!found)
+	if (!m)
 		return fl_set_error(err, FL_ERR_ARG, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "no mark labelled '%s' in the log", label),
 		       -ENOENT;
+	*nr = m->entry + 1;
 	return 0;
 }
 

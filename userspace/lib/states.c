@@ -38,12 +38,6 @@ _Static_assert(sizeof(struct fl_state_opts) == FL_STATE_OPTS_SIZE_VER0 &&
 	       offsetof(struct fl_state_opts, flags) + sizeof(uint32_t),
 	       "struct fl_state_opts has padding or grew without a new size");
 
-static bool
-makes_durable(const struct fl_entry *e)
-{
-	return (e->flags & FL_ENTRY_CRASH_POINT) && e->op != FLUSHLOG_OP_MARK;
-}
-
 /* Fold leading extras and entries that change nothing into the prefix. */
 static void
 canonicalise(const struct fl_log *log, struct fl_state *s)
@@ -166,7 +160,7 @@ horizon_of(const struct planner *pl, uint64_t end)
 {
 	const struct fl_entry *e = pl->log->entries;
 
-	if (!pl->log->info.has_ticks || !end || !makes_durable(&e[end - 1]))
+	if (!pl->log->info.has_ticks || !end || !fl_makes_durable(&e[end - 1]))
 		return UINT64_MAX;	/* no late writes */
 	return e[end - 1].complete_tick;
 }
@@ -186,7 +180,7 @@ planner_init(struct planner *pl, const struct fl_log *log,
 		return -ENOMEM;
 	pl->epoch_end[n] = n;
 	for (uint64_t i = n; i-- > 0;)
-		pl->epoch_end[i] = makes_durable(&e[i]) ? i + 1 : pl->epoch_end[i + 1];
+		pl->epoch_end[i] = fl_makes_durable(&e[i]) ? i + 1 : pl->epoch_end[i + 1];
 	pl->pc[0] = pl->pt[0] = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		pl->pc[i + 1] = pl->pc[i] + fl_changes_data(&e[i]);
@@ -1291,33 +1285,24 @@ fl_state_is_prefix(const struct fl_state *s, uint64_t nr_applied)
 	       s->base == nr_applied;
 }
 
+/* Both in O(log marks), from the index over the marks (log.c). */
 const char *
 fl_log_last_mark(const struct fl_log *log, uint64_t nr_applied)
 {
-	for (uint64_t i = nr_applied; i-- > 0;)
-		if (log->entries[i].op == FLUSHLOG_OP_MARK)
-			return fl_log_label(log, i);
-	return NULL;
+	uint64_t k = fl_log_first_mark(log, nr_applied, false);
+
+	return k ? log->marks[k - 1].label : NULL;
 }
 
 const char *
 fl_state_after_mark(const struct fl_log *log, const struct fl_state *s,
 		    uint64_t nr_applied)
 {
-	const struct fl_entry *e = log->entries;
-	uint64_t n = log->info.nr_entries, i = nr_applied;
+	uint64_t k;
 
-	if (fl_state_is_prefix(s, nr_applied)) {
-		i = i ? i - 1 : 0;
-	} else {
-		/* the end of the point's epoch: its next flush or FUA */
-		while (i < n && (!(e[i].flags & FL_ENTRY_CRASH_POINT) ||
-				 e[i].op == FLUSHLOG_OP_MARK))
-			i++;
-		i++;
-	}
-	for (; i < n; i++)
-		if (e[i].op == FLUSHLOG_OP_MARK)
-			return fl_log_label(log, i);
-	return NULL;
+	if (fl_state_is_prefix(s, nr_applied))	/* a mark point's own mark */
+		k = fl_log_first_mark(log, nr_applied ? nr_applied - 1 : 0, false);
+	else	/* past the end of the point's epoch: its next flush or FUA */
+		k = fl_log_first_mark(log, nr_applied, true);
+	return k < log->nr_marks ? log->marks[k].label : NULL;
 }
