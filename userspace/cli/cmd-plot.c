@@ -767,7 +767,8 @@ const struct cli_command cmd_plot = {
 	.example =
 		"  flushlog plot -o log.svg log.img\n"
 		"  flushlog plot --highlight 120,245 -o failing.svg log.img\n"
-		"  flushlog plot --from mark:mkfs-done --to flush:40 -o workload.svg log.img",
+		"  flushlog plot --from mark:mkfs-done --to flush:40 \\\n"
+		"      -o workload.svg log.img",
 	.options = plot_options,
 	.run = run_plot,
 };
