@@ -57,17 +57,20 @@ Q := $(if $(V),,@)
 all: $(BUILD)/flushlog $(BUILD)/libflushlog.a $(BUILD)/$(LIB_SONAME) $(SHIP)
 
 # Every build first gets what it builds with (make, make crashtest, matrix,
-# bench, test): as root on Debian, scripts/install-deps installs what is
-# missing (nothing runs apt when nothing is); as anyone else, or where
-# there is no dpkg, a missing library stops the build with what to install.
-# An order-only prerequisite of every compile, so it runs once, first.
+# bench, test): when the compiler or a library is missing, as root on
+# Debian scripts/install-deps installs them, and otherwise the build stops
+# saying what to install.  Nothing runs apt when nothing is missing (an
+# offline box, make install over a build).  An order-only prerequisite of
+# every compile, so it runs once, first.
 deps:
-	$(Q)if [ "$$(id -u)" = 0 ] && command -v dpkg-query >/dev/null; then \
-		scripts/install-deps build; \
-	elif ! command -v $(CC) >/dev/null || ! pkg-config --exists $(CLI_PKGS) 2>/dev/null; then \
-		echo "make: the build needs $(CC), pkg-config and the development files of $(CLI_PKGS)" \
-		     "(Debian: scripts/install-deps build, as root)" >&2; \
-		exit 1; \
+	$(Q)if ! command -v $(CC) >/dev/null || ! pkg-config --exists $(CLI_PKGS) 2>/dev/null; then \
+		if [ "$$(id -u)" = 0 ] && command -v dpkg-query >/dev/null; then \
+			scripts/install-deps build; \
+		else \
+			echo "make: the build needs $(CC), pkg-config and the development files of $(CLI_PKGS)" \
+			     "(Debian: scripts/install-deps build, as root)" >&2; \
+			exit 1; \
+		fi; \
 	fi
 
 # The library's objects serve the archive and the shared library alike,
@@ -104,8 +107,8 @@ $(BUILD)/man/flushlog-format.5: docs/log-format.md userspace/man/md2man-tables.a
 	@mkdir -p $(dir $@)
 	@echo "  GEN     $@"
 	$(Q){ printf '%% FLUSHLOG-FORMAT 5 "" "flushlog $(VERSION)" "File Formats"\n\n# NAME\n\nflushlog-format - the dm-flushlog log format\n\n'; \
-	      sed '1d' $<; } | go-md2man | awk -f userspace/man/md2man-tables.awk >$@.tmp && \
-		mv $@.tmp $@
+	      sed '1d' $<; } | go-md2man >$@.roff && \
+		awk -f userspace/man/md2man-tables.awk $@.roff >$@.tmp && mv $@.tmp $@ && rm -f $@.roff
 
 # Without go-md2man (a build dependency, not a user's) the page is left
 # out, and install says so.
@@ -198,7 +201,7 @@ test:
 # installs what they use; as anyone else a test that lacks a tool says
 # "skipped: why".
 check-host:
-	$(Q)scripts/install-deps host || [ "$$(id -u)" != 0 ]
+	$(Q)! command -v dpkg-query >/dev/null || scripts/install-deps host || [ "$$(id -u)" != 0 ]
 	$(Q)$(MAKE) -s WERROR=1 test-progs
 	$(Q)tests/run --build $(BUILD) --host-only $(TESTS)
 

@@ -4,7 +4,7 @@
 # read, says things that hold without a kernel: each filesystem's mkfs
 # makes an image its own checker calls clean, its Debian modules exist in
 # Debian's kernel, and the ordering switches are the ones the 6.1 sources
-# take.  crashtest refuses what a filesystem cannot do with exit 3 and a
+# take.  crashtest refuses what a filesystem cannot do with exit 77 and a
 # reason, and a bad command line with exit 2.
 . "$FLUSHLOG_TOP/tests/common.sh"
 . "$FLUSHLOG_TOP/qemu/filesystems.sh"

@@ -88,7 +88,7 @@ in_namespace() {
 
 # block_devices: loop devices over files, each through a node of our own
 block_devices() {
-	local ns=$TEST_TMP/ns log=$TEST_TMP/basic/log dev logdev fsdev
+	local ns=$TEST_TMP/ns log=$TEST_TMP/basic/log dev logdev fsdev filedev basedev
 	if ! command -v losetup >/dev/null || ! [ -d /sys/module/loop ]; then
 		echo "skipped the block devices: no losetup, or no loop driver loaded (none is loaded here)"
 		return 0
@@ -119,6 +119,23 @@ block_devices() {
 		"$FLUSHLOG" replay -q --in-place -o "$ns/log-blk-too" "$ns/log-blk"
 	_same "$TEST_TMP/log-disk" "$log" "the log's own block device as the output"
 	echo "block device: one that holds the log refused, the log intact"
+
+	# a loop device over the log file, or over the base: writing it
+	# writes them, though neither is on a block device of its own
+	cp "$log" "$TEST_TMP/log-file"
+	cp "$TEST_TMP/disk" "$TEST_TMP/base-file"
+	filedev=$(losetup -f --show "$TEST_TMP/log-file") && loops+=("$filedev")
+	mknod "$ns/file-blk" b "$(stat -c '0x%t' "$filedev")" "$(stat -c '0x%T' "$filedev")"
+	_refused "the log '$TEST_TMP/log-file' is on that device" \
+		"$FLUSHLOG" replay -q -o "$ns/file-blk" "$TEST_TMP/log-file"
+	_same "$TEST_TMP/log-file" "$log" "a loop device over the log file as the output"
+	basedev=$(losetup -f --show "$TEST_TMP/base-file") && loops+=("$basedev")
+	mknod "$ns/base-blk" b "$(stat -c '0x%t' "$basedev")" "$(stat -c '0x%T' "$basedev")"
+	cp "$TEST_TMP/base-file" "$TEST_TMP/base-file.orig"
+	_refused "'$TEST_TMP/base-file' is on that device" \
+		"$FLUSHLOG" replay -q --base "$TEST_TMP/base-file" -o "$ns/base-blk" "$log"
+	_same "$TEST_TMP/base-file" "$TEST_TMP/base-file.orig" "a loop device over the base as the output"
+	echo "block device: a loop device over the log or the base refused"
 
 	# a log file in a filesystem on the output block device
 	if ! command -v mkfs.ext4 >/dev/null || ! grep -qw ext4 /proc/filesystems; then

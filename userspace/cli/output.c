@@ -24,6 +24,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,54 @@ block_holds(dev_t outer, dev_t inner, int depth)
 	return held;
 }
 
+/*
+ * A loop device's backing file, *st: 0, or -1 if dev is no loop device
+ * (or its file is gone).  Its slaves folder is empty: the file is the
+ * only way to see what it writes to.
+ */
+static int
+loop_backing(dev_t dev, struct stat *st)
+{
+	char path[64], file[PATH_MAX];
+	FILE *f;
+	bool got;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/loop/backing_file",
+		 major(dev), minor(dev));
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	got = fgets(file, sizeof(file), f);
+	fclose(f);
+	if (!got)
+		return -1;
+	file[strcspn(file, "\n")] = '\0';
+	return stat(file, st) ? -1 : 0;
+}
+
+/*
+ * Does writing block device out reach input in (its stat)?  Either is
+ * built on the other (a partition of the log's disk, a device-mapper
+ * device over the base), or out is a loop device over in, or over a file
+ * in a filesystem on in when in is a block device.
+ */
+static bool
+block_reaches(const struct stat *out, const struct stat *in)
+{
+	dev_t on = S_ISBLK(in->st_mode) ? in->st_rdev : in->st_dev;
+	struct stat file;
+
+	if (block_holds(out->st_rdev, on, 0) || block_holds(on, out->st_rdev, 0))
+		return true;
+	if (loop_backing(out->st_rdev, &file))
+		return false;
+	if (file.st_dev == in->st_dev && file.st_ino == in->st_ino)
+		return true;
+	/* a file beside a file input is another file; on a device input, not */
+	return S_ISBLK(in->st_mode) &&
+	       (block_holds(on, file.st_dev, 0) || block_holds(file.st_dev, on, 0));
+}
+
 /* Is the output out (its stat, through links) one of the inputs? */
 static int
 refuse_inputs(const char *who, const char *path, const struct stat *out,
@@ -114,7 +163,6 @@ refuse_inputs(const char *who, const char *path, const struct stat *out,
 	for (size_t i = 0; i < nr_inputs; i++) {
 		const struct cli_input *in = &inputs[i];
 		struct stat st;
-		dev_t on;
 
 		if (!in->path || stat(in->path, &st))
 			continue;
@@ -125,8 +173,7 @@ refuse_inputs(const char *who, const char *path, const struct stat *out,
 		}
 		if (!S_ISBLK(out->st_mode))
 			continue;
-		on = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
-		if (block_holds(out->st_rdev, on, 0)) {
+		if (block_reaches(out, &st)) {
 			fprintf(stderr, "%s: refusing to write '%s': %s '%s' is on that device\n",
 				who, path, in->what, in->path);
 			return EXIT_USAGE;
@@ -337,24 +384,46 @@ cli_output_stdio(struct cli_output *o)
 	return o->file;
 }
 
-/* Close what o has open; 0, or -errno of the first failure. */
+/* The rename itself made durable: best effort, as a folder may refuse. */
+static void
+sync_folder(const char *path)
+{
+	char *copy = strdup(path);
+	int fd;
+
+	if (!copy)
+		return;
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(copy);
+}
+
+/*
+ * Close what o has open; 0, or -errno of the first failure.  A block
+ * device's write errors come out at fsync, not close; a temporary is
+ * synced before it is renamed over the old file, so that a power loss
+ * leaves the old file or the whole new one, never an empty one (the
+ * rename alone orders nothing on XFS, btrfs or ext4 noauto_da_alloc).
+ */
 static int
 close_output(struct cli_output *o)
 {
+	bool sync = o->kind == OUTPUT_TO_BLOCK || o->tmp;
 	int ret = 0;
 
 	if (o->is_stdout) {
 		if (fflush(stdout))
 			ret = -errno;
 	} else if (o->file) {
-		if (fflush(o->file) ||
-		    (o->kind == OUTPUT_TO_BLOCK && fsync(o->fd)))
+		if (fflush(o->file) || (sync && fsync(o->fd)))
 			ret = -errno;
 		if (fclose(o->file) && !ret)
 			ret = -errno;
 	} else if (o->fd >= 0) {
-		/* a block device's write errors come out at fsync, not close */
-		if (o->kind == OUTPUT_TO_BLOCK && fsync(o->fd))
+		if (sync && fsync(o->fd))
 			ret = -errno;
 		if (close(o->fd) && !ret)
 			ret = -errno;
@@ -371,6 +440,8 @@ cli_output_close(struct cli_output *o)
 
 	if (!ret && o->tmp && rename(o->tmp, o->dest))
 		ret = -errno;
+	if (!ret && o->tmp)
+		sync_folder(o->dest);
 	if (ret) {
 		fprintf(stderr, "%s: cannot write '%s': %s\n", o->who,
 			o->is_stdout ? "-" : o->path, strerror(-ret));
