@@ -155,13 +155,21 @@ struct planner {
 	uint64_t *pc, *pt;	/* [i]: data entries, torn candidates before i */
 };
 
+/*
+ * A write logged past the epoch that ends at end was in flight when the
+ * epoch ended if it was submitted before this tick: the completion of the
+ * flush or FUA write that ends it.  Where no flush or FUA write ends it
+ * (the end of the log, a log without ticks) it is 0, before which nothing
+ * was submitted.  No tick is set apart to mean "none": a crash point may
+ * complete at any tick, 2^64 - 1 included.
+ */
 static uint64_t
 horizon_of(const struct planner *pl, uint64_t end)
 {
 	const struct fl_entry *e = pl->log->entries;
 
 	if (!pl->log->info.has_ticks || !end || !fl_makes_durable(&e[end - 1]))
-		return UINT64_MAX;	/* no late writes */
+		return 0;
 	return e[end - 1].complete_tick;
 }
 
@@ -355,8 +363,6 @@ count_pd(const struct planner *pl, struct point_plan *plan, size_t nr_points)
 				fw_add(f.torn, f.n, r,
 				       torn_weight(pl->log, pl->o, &e[next - 1]));
 			}
-		if (h == UINT64_MAX)
-			continue;
 		p->nr_pd += fw_sum(f.count, rank_below(&f, h));
 		p->torn = add_sat(p->torn, fw_sum(f.torn, rank_below(&f, h)));
 	}
