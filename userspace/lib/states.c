@@ -151,24 +151,26 @@ struct planner {
 	const struct fl_log *log;
 	const struct fl_state_opts *o;
 	uint64_t n;
-	uint64_t *epoch_end;	/* [i]: 1 + the first durable entry >= i, or n */
+	uint64_t *epoch_end;	/* [p]: the first position > p ending an epoch, or n */
 	uint64_t *pc, *pt;	/* [i]: data entries, torn candidates before i */
 };
 
 /*
  * A write logged past the epoch that ends at end was in flight when the
  * epoch ended if it was submitted before this tick: the completion of the
- * flush or FUA write that ends it.  Where no flush or FUA write ends it
- * (the end of the log, a log without ticks) it is 0, before which nothing
- * was submitted.  No tick is set apart to mean "none": a crash point may
- * complete at any tick, 2^64 - 1 included.
+ * flush or FUA entry that ends it.  Where no such entry ends it (the end
+ * of the log, or a flush before its write's data, which nothing logged
+ * after it was in flight with) it is 0, before which nothing was
+ * submitted.  No tick is set apart to mean "none": a crash point may
+ * complete at any tick, 2^64 - 1 included.  A dm-log-writes log has the
+ * ticks its reader gave it, one an entry in log order.
  */
 static uint64_t
 horizon_of(const struct planner *pl, uint64_t end)
 {
 	const struct fl_entry *e = pl->log->entries;
 
-	if (!pl->log->info.has_ticks || !end || !fl_makes_durable(&e[end - 1]))
+	if (!end || !fl_makes_durable(&e[end - 1]))
 		return 0;
 	return e[end - 1].complete_tick;
 }
@@ -186,9 +188,20 @@ planner_init(struct planner *pl, const struct fl_log *log,
 	pl->pt = malloc((n + 1) * sizeof(*pl->pt));
 	if (!pl->epoch_end || !pl->pc || !pl->pt)
 		return -ENOMEM;
-	pl->epoch_end[n] = n;
-	for (uint64_t i = n; i-- > 0;)
-		pl->epoch_end[i] = fl_makes_durable(&e[i]) ? i + 1 : pl->epoch_end[i + 1];
+	/* first mark the positions where an epoch ends, then fill in */
+	memset(pl->epoch_end, 0, (n + 1) * sizeof(*pl->epoch_end));
+	for (uint64_t i = 0; i < n; i++)
+		if (fl_makes_durable(&e[i]))
+			pl->epoch_end[i + 1] = 1;
+	for (uint64_t f = 0; f < log->nr_early_flushes; f++)
+		pl->epoch_end[log->early_flushes[f]] = 1;
+	for (uint64_t p = n + 1, end = n; p-- > 0;) {
+		bool ends = p && pl->epoch_end[p];
+
+		pl->epoch_end[p] = end;
+		if (ends)
+			end = p;
+	}
 	pl->pc[0] = pl->pt[0] = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		pl->pc[i + 1] = pl->pc[i] + fl_changes_data(&e[i]);
@@ -341,8 +354,6 @@ count_pd(const struct planner *pl, struct point_plan *plan, size_t nr_points)
 		plan[i].nr_pd = pl->pc[end] - pl->pc[a];
 		plan[i].torn = pl->pt[end] - pl->pt[a];
 	}
-	if (!pl->log->info.has_ticks)
-		return 0;
 	order = malloc((nr_points ? nr_points : 1) * sizeof(*order));
 	if (!order || fenwick_init(&f, pl->log))
 		goto out;
