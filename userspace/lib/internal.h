@@ -9,6 +9,12 @@
 #include "checksum.h"
 #include "flushlog.h"
 
+/* A write whose data was sent later than its submit_tick says. */
+struct fl_data_issue {
+	uint64_t entry;		/* its index in fl_log.entries */
+	uint64_t tick;		/* its data could reach the media after this */
+};
+
 struct fl_mark {
 	uint64_t entry;		/* its index in fl_log.entries */
 	/*
@@ -39,6 +45,13 @@ struct fl_log {
 	 */
 	uint64_t *early_flushes;
 	uint64_t nr_early_flushes;
+	/*
+	 * The writes whose data went out after their own flush completed
+	 * (fl_data_submit()), by entry: flushlog logs only, and only those
+	 * that have such writes.
+	 */
+	struct fl_data_issue *data_issue;
+	uint64_t nr_data_issue;
 	uint64_t first_overtaking;	/* FL_ENTRY_OVERTAKES, or FL_NO_ENTRY */
 	/* [k]: the earliest completion of the entries from k * FL_LATER_STEP
 	 * on that change data; NULL if none overtakes (or out of memory) */
@@ -84,6 +97,8 @@ int fl_scan_log_writes(struct fl_log *log, struct fl_error *err);
 int fl_log_add_entry(struct fl_log *log, const struct fl_entry *e,
 		     const char *label, size_t label_len);
 int fl_log_check_order(const struct fl_log *log, struct fl_error *err);
+int fl_log_pair_preflush(struct fl_log *log);
+uint64_t fl_data_issue_lookup(const struct fl_log *log, uint64_t i);
 int fl_log_to_durability_order(struct fl_log *log, struct fl_error *err);
 int fl_log_reserve(struct fl_log *log, uint64_t nr_entries);
 
@@ -282,6 +297,34 @@ fl_makes_durable(const struct fl_entry *e)
 {
 	return (e->flags & FL_ENTRY_CRASH_POINT) && e->op != FLUSHLOG_OP_MARK &&
 	       !fl_point_before_data(e);
+}
+
+/*
+ * A flushlog WRITE with F_PREFLUSH and not F_FUA: the data of a bio whose
+ * flush the log holds as a FLUSH entry of its own, with the same
+ * submit_tick.
+ */
+static inline bool
+fl_data_after_flush(const struct fl_entry *e)
+{
+	return e->op == FLUSHLOG_OP_WRITE && (e->flags & FLUSHLOG_F_PREFLUSH) &&
+	       !(e->flags & FLUSHLOG_F_FUA) && !(e->flags & FL_ENTRY_CRASH_POINT);
+}
+
+/*
+ * The tick after which entry i's data could reach the media, what "in
+ * flight" and "issued after" mean for it: its submit_tick, but for a
+ * PREFLUSH write, whose data the block layer sends only once its flush
+ * completed (fl_log_pair_preflush()).
+ */
+static inline uint64_t
+fl_data_submit(const struct fl_log *log, uint64_t i)
+{
+	const struct fl_entry *e = &log->entries[i];
+
+	if (!log->nr_data_issue || !fl_data_after_flush(e))
+		return e->submit_tick;
+	return fl_data_issue_lookup(log, i);
 }
 
 /* A write, discard or write-zeroes: not a flush or a mark. */

@@ -456,6 +456,13 @@ log_open(const char *path, int fd, unsigned int flags, struct fl_log **logp,
 	}
 	if (ret)
 		goto out_close;
+	/* the ticks of the data sent after its flush, which overtaking needs */
+	if (fl_log_pair_preflush(log)) {
+		fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
+			     "out of memory pairing the writes with their flushes");
+		ret = -ENOMEM;
+		goto out_close;
+	}
 	fl_log_mark_overtaking(log);
 	if (fl_log_index_marks(log)) {
 		fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
@@ -475,6 +482,7 @@ log_open(const char *path, int fd, unsigned int flags, struct fl_log **logp,
 	}
 	log->info.index_bytes = log->entries_cap * sizeof(struct fl_entry) +
 				log->nr_early_flushes * sizeof(uint64_t) +
+				log->nr_data_issue * sizeof(*log->data_issue) +
 				log->marks_cap * sizeof(struct fl_mark) +
 				log->nr_marks * sizeof(*log->marks_by_label);
 	for (uint64_t i = 0; i < log->nr_marks; i++)
@@ -520,6 +528,7 @@ fl_log_close(struct fl_log *log)
 	free(log->entries);
 	free(log->later_complete);
 	free(log->early_flushes);
+	free(log->data_issue);
 	if (log->fd >= 0)
 		close(log->fd);
 	free(log);

@@ -216,3 +216,124 @@ fl_log_to_durability_order(struct fl_log *log, struct fl_error *err)
 	log->entries_cap = n;
 	return 0;
 }
+
+/* A FLUSH entry, by device and submit_tick, for the pairing below. */
+struct flush_key {
+	uint32_t device;
+	uint64_t submit, complete;
+};
+
+static int
+cmp_flush_key(const void *a, const void *b)
+{
+	const struct flush_key *x = a, *y = b;
+
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	return x->submit < y->submit ? -1 : x->submit > y->submit;
+}
+
+/*
+ * A bio with REQ_PREFLUSH and data, without REQ_FUA, is logged as a FLUSH
+ * entry and a WRITE entry with F_PREFLUSH sharing its submit_tick.  The
+ * block layer sends the data only once that flush completed, so the
+ * data cannot be on the media before the writes the flush made durable:
+ * taken as in flight from the shared tick, it would be offered without
+ * them at a crash point completing while the flush ran (a FUA write or a
+ * mark of another thread, another device's flush), an illegal state.
+ * Each such write is given the completion of its FLUSH entry (same device,
+ * same submit_tick) as the tick its data was sent at.  The ticks of one
+ * target are all distinct, so there is one such entry; should a writer
+ * give several, the latest is taken.  A flush that completed after the
+ * write cannot be the one its data waited for, and a write with no FLUSH
+ * entry (the format has one; the reading rules do not insist) is taken as
+ * sent at its completion: the log does not say when its flush completed,
+ * and the later tick offers its data only where it surely could be,
+ * and lets it keep its sectors only against entries it surely was
+ * not older than.
+ */
+int
+fl_log_pair_preflush(struct fl_log *log)
+{
+	const struct fl_entry *ent = log->entries;
+	uint64_t n = log->info.nr_entries, nr_writes = 0, nr_flushes = 0;
+	struct flush_key *flushes;
+
+	free(log->data_issue);
+	log->data_issue = NULL;
+	log->nr_data_issue = 0;
+	if (log->info.format != FL_FORMAT_FLUSHLOG || !log->info.has_ticks)
+		return 0;
+	for (uint64_t i = 0; i < n; i++) {
+		nr_writes += fl_data_after_flush(&ent[i]);
+		nr_flushes += ent[i].op == FLUSHLOG_OP_FLUSH;
+	}
+	if (!nr_writes)
+		return 0;
+	log->data_issue = malloc(nr_writes * sizeof(*log->data_issue));
+	flushes = malloc((nr_flushes ? nr_flushes : 1) * sizeof(*flushes));
+	if (!log->data_issue || !flushes) {
+		free(flushes);
+		free(log->data_issue);
+		log->data_issue = NULL;
+		return -ENOMEM;
+	}
+	nr_flushes = 0;
+	for (uint64_t i = 0; i < n; i++)
+		if (ent[i].op == FLUSHLOG_OP_FLUSH)
+			flushes[nr_flushes++] = (struct flush_key) {
+				ent[i].device, ent[i].submit_tick,
+				ent[i].complete_tick,
+			};
+	qsort(flushes, nr_flushes, sizeof(*flushes), cmp_flush_key);
+	for (uint64_t i = 0; i < n; i++) {
+		const struct fl_entry *e = &ent[i];
+		struct flush_key key = { e->device, e->submit_tick, 0 };
+		uint64_t tick = e->complete_tick, paired = 0;
+		bool found = false;
+		size_t lo = 0, hi = nr_flushes;
+
+		if (!fl_data_after_flush(e))
+			continue;
+		while (lo < hi) {	/* the first flush not below the key */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (cmp_flush_key(&flushes[mid], &key) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < nr_flushes && !cmp_flush_key(&flushes[lo], &key); lo++)
+			if (flushes[lo].complete <= e->complete_tick &&
+			    (!found || flushes[lo].complete > paired)) {
+				paired = flushes[lo].complete;
+				found = true;
+			}
+		if (found)
+			tick = paired;
+		log->data_issue[log->nr_data_issue++] = (struct fl_data_issue) {
+			i, tick,
+		};
+	}
+	free(flushes);
+	return 0;
+}
+
+/* fl_data_submit()'s slow path: entry i is a PREFLUSH write, listed. */
+uint64_t
+fl_data_issue_lookup(const struct fl_log *log, uint64_t i)
+{
+	size_t lo = 0, hi = log->nr_data_issue;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (log->data_issue[mid].entry < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < log->nr_data_issue && log->data_issue[lo].entry == i)
+		return log->data_issue[lo].tick;
+	return log->entries[i].submit_tick;
+}

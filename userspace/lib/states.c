@@ -158,12 +158,15 @@ struct planner {
 /*
  * A write logged past the epoch that ends at end was in flight when the
  * epoch ended if it was submitted before this tick: the completion of the
- * flush or FUA entry that ends it.  Where no such entry ends it (the end
- * of the log, or a flush before its write's data, which nothing logged
- * after it was in flight with) it is 0, before which nothing was
- * submitted.  No tick is set apart to mean "none": a crash point may
- * complete at any tick, 2^64 - 1 included.  A dm-log-writes log has the
- * ticks its reader gave it, one an entry in log order.
+ * flush or FUA entry that ends it.  A PREFLUSH write's data counts as
+ * submitted when its flush completed (fl_data_submit()): before, it could
+ * not be on the media, nor without what that flush made durable.  Where
+ * no such entry ends the epoch (the end of the log, or a flush before its
+ * write's data, which nothing logged after it was in flight with) it is
+ * 0, before which nothing was submitted.  No tick is set apart to mean
+ * "none": a crash point may complete at any tick, 2^64 - 1 included.  A
+ * dm-log-writes log has the ticks its reader gave it, one an entry in log
+ * order.
  */
 static uint64_t
 horizon_of(const struct planner *pl, uint64_t end)
@@ -301,7 +304,7 @@ fenwick_init(struct fenwick *f, const struct fl_log *log)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < n; i++)
 		if (fl_changes_data(&e[i]))
-			f->ticks[all++] = e[i].submit_tick;
+			f->ticks[all++] = fl_data_submit(log, i);
 	qsort(f->ticks, all, sizeof(*f->ticks), cmp_u64);
 	for (size_t i = 0; i < all; i++)
 		if (!f->n || f->ticks[f->n - 1] != f->ticks[i])
@@ -368,7 +371,8 @@ count_pd(const struct planner *pl, struct point_plan *plan, size_t nr_points)
 
 		for (; next > end; next--)
 			if (fl_changes_data(&e[next - 1])) {
-				size_t r = rank_below(&f, e[next - 1].submit_tick);
+				size_t r = rank_below(&f, fl_data_submit(pl->log,
+									  next - 1));
 
 				fw_add(f.count, f.n, r, 1);
 				fw_add(f.torn, f.n, r,
@@ -1036,7 +1040,9 @@ resolve_late(struct picks *pk)
 		goto out;
 	for (uint64_t i = 0; i < n; i++)
 		if (fl_changes_data(&e[i]))
-			by_submit[nr++] = (struct tick_entry) { e[i].submit_tick, i };
+			by_submit[nr++] = (struct tick_entry) {
+				fl_data_submit(pl->log, i), i,
+			};
 	qsort(by_submit, nr, sizeof(*by_submit), by_tick);
 	qsort(pk->q, pk->nr_q, sizeof(*pk->q), by_horizon);
 	for (size_t k = 0; k < pk->nr_q; k++) {
