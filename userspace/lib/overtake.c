@@ -14,7 +14,10 @@
  * what the disk may hold there.
  *
  * Two writes in flight together may reach the disk in either order; the
- * log's order stands for them.  A dm-log-writes log has no ticks of its
+ * log's order stands for them.  A write is issued at its submit_tick, but
+ * for the data of a bio with REQ_PREFLUSH, which the block layer issues
+ * only once its flush completed (fl_data_submit()): whatever completed
+ * before that is older than it.  A dm-log-writes log has no ticks of its
  * own: its reader gives it one an entry, in the order it was logged, so
  * that only the writes it moved in durability order overtake.
  */
@@ -48,7 +51,7 @@ fl_log_mark_overtaking(struct fl_log *log)
 		e->flags &= ~FL_ENTRY_OVERTAKES;
 		if (!fl_changes_data(e))
 			continue;
-		if (e->submit_tick > earliest) {
+		if (fl_data_submit(log, i) > earliest) {
 			e->flags |= FL_ENTRY_OVERTAKES;
 			log->first_overtaking = i;
 		}
@@ -210,6 +213,8 @@ fl_newer_apply(struct fl_newer *m, const struct fl_log *log, uint64_t seq,
 	/* image sectors: entries of several devices never share one */
 	uint64_t start = fl_entry_image_sector(log, e);
 	uint64_t at = start + first, end = at + count, stop;
+	/* a PREFLUSH write's data was issued when its flush completed */
+	uint64_t issued = fl_data_submit(log, seq);
 	bool overtakes = e->flags & FL_ENTRY_OVERTAKES;
 	int ret = 0;
 
@@ -228,12 +233,12 @@ fl_newer_apply(struct fl_newer *m, const struct fl_log *log, uint64_t seq,
 				i++;	/* issued after e completed: it stays */
 				continue;
 			}
-			raise = overtakes && e->submit_tick > held->tick;
+			raise = overtakes && issued > held->tick;
 		} else {
 			stop = held ? held->start : end;
 		}
 		ret = fn ? fn(arg, seq, at - start, stop - at) : 0;
-		if (!ret && raise && newer_set(m, at, stop, e->submit_tick))
+		if (!ret && raise && newer_set(m, at, stop, issued))
 			return fl_set_error(err, FL_ERR_NOMEM, seq, e->offset,
 					    "out of memory noting which sectors entry %" PRIu64 " holds",
 					    seq), -ENOMEM;
