@@ -925,7 +925,9 @@ call_states(void *arg)
 }
 
 /*
- * --state NAME: the one planned state of that name, or a usage error
+ * --state NAME: the planned state of that name (the later point's, where
+ * the end and the last crash point before it, holding the same entries,
+ * both plan it), or a usage error
  * that says why there is none (a name that names no state of this log,
  * or a state these points and models do not hold).
  */
@@ -1005,6 +1007,11 @@ choose_states(struct check_run *run)
 		run->plan_all = plan_add_state(run->plan_all, name);
 		if (a->state && strcmp(name, a->state))
 			continue;
+		/* a prefix state two points share: the later point's */
+		if (a->state) {
+			run->nr_states = 0;
+			run->plan = run->log_digest;
+		}
 		if (k++ % a->shard_n != a->shard_k)
 			continue;
 		s = &run->states[run->nr_states++];
