@@ -7,9 +7,10 @@
 # correct journal passes.  One state again in the guest (--recheck RUN
 # --state): the failing point, through its reproduce.sh --guest, fails
 # once more with the checker's own words (exit 1); a state that passed
-# passes (exit 0), the kernel's line that its checker logs shown; a name
-# that is no state of the run is refused (exit 2); the run folder's
-# report, summary and failures are left as they were.
+# passes (exit 0), the kernel's line that its checker logs shown, its
+# output reaching the host while it runs; a name that is no state of the
+# run is refused (exit 2); the run folder's report, summary and failures
+# are left as they were.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # kernels: 6.1
 # asan: no
@@ -67,18 +68,34 @@ jq -e --argjson p "$point" '[.states[] | {point, result}] == [{point: $p, result
 	_fail "the recheck's report is not point $point failing alone: $(cat "$TEST_TMP/bad/recheck-point-$point/report.json")"
 
 # a state that passed: exit 0, and what its checker (--check, --add)
-# writes to the kernel's log comes out as the kernel's line
+# writes to the kernel's log comes out as the kernel's line.  The checker
+# goes on only once its first line has reached the host: its output comes
+# as it is written, not when the guest ends.  It waits in the recheck's
+# own folder, which the guest shares.
 name=$(jq -r --argjson p "$point" '[.states[] | select(.result == "pass" and .point < $p)][-1].state' \
 	"$TEST_TMP/bad/report.json")
+go=$TEST_TMP/bad/recheck-$name/go
 cat >"$TEST_TMP/w/logging-check" <<EOS
 #!/bin/sh
 echo "logging-check: state \$FLUSHLOG_STATE_NAME" >/dev/kmsg
+echo "logging-check: waiting"
+end=\$((\$(date +%s) + 120))
+until [ -e '$go' ]; do
+	[ "\$(date +%s)" -lt "\$end" ] || { echo "logging-check: its first line never reached the host"; exit 3; }
+	sleep 0.2
+done
 exec $toy check "\$1"
 EOS
 chmod +x "$TEST_TMP/w/logging-check"
 rc=0
 "$FLUSHLOG_TOP/scripts/crashtest" --recheck "$TEST_TMP/bad" --state "$name" \
-	--add "$TEST_TMP/w/logging-check" --check "logging-check {}" >"$TEST_TMP/pass.out" 2>&1 || rc=$?
+	--add "$TEST_TMP/w/logging-check" --check "logging-check {}" >"$TEST_TMP/pass.out" 2>&1 &
+pid=$!
+while kill -0 "$pid" 2>/dev/null && ! grep -qx 'logging-check: waiting' "$TEST_TMP/pass.out"; do
+	sleep 0.5
+done
+touch "$go"
+wait "$pid" || rc=$?
 cat "$TEST_TMP/pass.out"
 ((rc == 0)) || _fail "--state $name, which passed, exited $rc"
 grep -Eq "^kernel: \[ *[0-9.]+\] logging-check: state $name\$" "$TEST_TMP/pass.out" ||
