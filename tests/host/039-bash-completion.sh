@@ -3,7 +3,8 @@
 # The bash completion (userspace/completion/flushlog) completes flushlog's
 # commands and options, point specs and mark labels of the log on the
 # command line (a label split at ':' by bash, as it splits them), comma
-# lists, and scripts/crashtest's options and their values.
+# lists, and scripts/crashtest's options and their values (--state: the
+# failing states of the --recheck RUN on the line).
 . "$FLUSHLOG_TOP/tests/common.sh"
 
 # shellcheck source=userspace/completion/flushlog
@@ -75,4 +76,12 @@ _completes "--mkfs-opts" "$ct" --mk
 _completes "default on off" "$ct" --ordering ""
 _completes "xfs xfs-logdev" "$ct" --fs x
 _completes "epoch,torn" "$ct" --states epoch,t
+# --state: the failures of the --recheck RUN on the line
+run=$TEST_TMP/run
+mkdir -p "$run/failures/point-3" "$run/failures/state-5+7"
+printf '%s\n' '{"states":[' '{"state":"4","result":"fail"},' '{"state":"5","result":"pass"},' \
+	'{"state":"5+7","result":"timeout"}' ']}' >"$run/report.json"
+_completes "point-3 state-5+7 4 5+7" "$ct" --recheck "$run" --state ""
+_completes "state-5+7" "$ct" --recheck "$run" --state st
+_completes "" "$ct" --state ""
 echo "crashtest options and values"

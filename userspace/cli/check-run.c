@@ -57,6 +57,8 @@ replace_braces(const char *arg, const char *image)
 #define KILL_GRACE	5.0
 /* While states finish, the reports are rewritten at most this often. */
 #define REPORT_INTERVAL	1.0
+/* --state: a running checker's new output is shown this often, seconds. */
+#define FOLLOW_INTERVAL	0.1
 
 /*
  * The environment that names a state to its checker (value NULL: unset),
@@ -489,6 +491,31 @@ release_image(struct check_run *run, struct state_result *s)
 	s->in_place = false;
 }
 
+/*
+ * --state: what the checker has written to its output since the last
+ * look, copied to stderr as it comes; at its end (last), the rest, and
+ * the file closed.  The output file stays what the reports and a failure
+ * folder take it from.
+ */
+static void
+follow_output(struct check_run *run, bool last)
+{
+	char buf[4096];
+	ssize_t n;
+
+	if (run->follow_fd < 0)
+		return;
+	progress_clear(&run->progress);
+	while ((n = read(run->follow_fd, buf, sizeof(buf))) > 0 ||
+	       (n < 0 && errno == EINTR))
+		if (n > 0 && write(STDERR_FILENO, buf, (size_t)n) < 0)
+			break;	/* nowhere to show it: the file still has it */
+	if (last) {
+		close(run->follow_fd);
+		run->follow_fd = -1;
+	}
+}
+
 /* Record a checker's end: its result, or none if it could not run. */
 static void
 finish_state(struct check_run *run, struct state_result *s, int status)
@@ -505,6 +532,7 @@ finish_state(struct check_run *run, struct state_result *s, int status)
 	 */
 	if (s->timed_out || s->in_place)
 		kill(-pid, SIGKILL);
+	follow_output(run, true);
 	release_image(run, s);
 	run->running--;
 	if (!run->cannot_run && !s->timed_out && WIFEXITED(status) &&
@@ -578,6 +606,9 @@ wait_for_event(struct check_run *run)
 		else if (!next || due < next)
 			next = due;
 	}
+	/* --state: its checker's output is looked at this often */
+	if (run->follow_fd >= 0 && (!next || next > now + FOLLOW_INTERVAL))
+		next = now + FOLLOW_INTERVAL;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	if (!next) {
@@ -588,6 +619,7 @@ wait_for_event(struct check_run *run)
 	ts.tv_sec = (time_t)next;
 	ts.tv_nsec = (long)((next - (double)ts.tv_sec) * 1e9);
 	sigtimedwait(&chld, NULL, &ts);
+	follow_output(run, false);
 }
 
 /* Wait for one checker to end and record it. */
@@ -689,6 +721,9 @@ spawn_checker(struct check_run *run, struct state_result *s,
 	if (n != sizeof(fail)) {	/* it is running the checker */
 		s->deadline = run->args->timeout ?
 			      progress_now() + run->args->timeout : 0;
+		/* made before exec: --state shows it from its first byte */
+		if (run->args->state)
+			run->follow_fd = open(s->output, O_RDONLY | O_CLOEXEC);
 		goto out;
 	}
 	while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
@@ -890,9 +925,39 @@ call_states(void *arg)
 }
 
 /*
+ * --state NAME: the planned state of that name (the later point's, where
+ * the end and the last crash point before it, holding the same entries,
+ * both plan it), or a usage error
+ * that says why there is none (a name that names no state of this log,
+ * or a state these points and models do not hold).
+ */
+static int
+chosen_state(const struct check_run *run)
+{
+	const char *name = run->args->state;
+	struct fl_error err = { 0 };
+	struct fl_state *st;
+	int ret;
+
+	if (run->nr_states)
+		return 0;
+	ret = fl_state_parse(run->log, name, &st, &err);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret) {
+		fprintf(stderr, "flushlog check: --state: %s\n", err.msg);
+		return -EINVAL;
+	}
+	fl_state_free(st);
+	fprintf(stderr, "flushlog check: --state: '%s' is none of the %zu states planned (its point before --from or after --to, or a model or sample that leaves it out); 'flushlog replay --state %s' builds it\n",
+		name, run->planned, name);
+	return -EINVAL;
+}
+
+/*
  * The states to check: those of the chosen points under the chosen
  * models, counted and announced before any is run, then this shard's
- * share of them.
+ * share of them, or with --state the one named.
  */
 int
 choose_states(struct check_run *run)
@@ -940,6 +1005,13 @@ choose_states(struct check_run *run)
 
 		fl_state_name(st, name, sizeof(name));
 		run->plan_all = plan_add_state(run->plan_all, name);
+		if (a->state && strcmp(name, a->state))
+			continue;
+		/* a prefix state two points share: the later point's */
+		if (a->state) {
+			run->nr_states = 0;
+			run->plan = run->log_digest;
+		}
 		if (k++ % a->shard_n != a->shard_k)
 			continue;
 		s = &run->states[run->nr_states++];
@@ -951,7 +1023,7 @@ choose_states(struct check_run *run)
 		s->index = i;
 		run->plan = plan_add_state(run->plan, s->name);
 	}
-	return 0;
+	return a->state ? chosen_state(run) : 0;
 }
 
 /* The base, shared by the job slots' images; -1: the log began on zeroes. */

@@ -41,6 +41,7 @@ struct check_args {
 	unsigned int timeout;	/* seconds a checker may run, 0: no limit */
 	bool check_order;	/* refuse a log not in durability order */
 	enum image_mode images;
+	const char *state;	/* --state NAME: that state alone, its output shown */
 };
 
 /* One planned state and, once checked or carried over, its result. */
@@ -123,6 +124,7 @@ struct check_run {
 	bool copying;		/* each state gets a copy of its own */
 	size_t rewrites;	/* checkers seen writing to an image in place */
 	int image_ret;		/* an image could not be given back */
+	int follow_fd;		/* --state: its checker's output, read as it grows */
 	struct fl_error image_err;
 	char work_dir[PATH_MAX];
 };

@@ -17,7 +17,7 @@ enum {
 	OPT_BASE, OPT_POINTS, OPT_STATES, OPT_MAX_REORDER, OPT_MAX_TORN,
 	OPT_MAX_STATES, OPT_FROM, OPT_TO, OPT_JOBS, OPT_SHARD, OPT_KEEP_GOING,
 	OPT_SAVE, OPT_REPORT, OPT_JUNIT, OPT_JSON, OPT_WORKDIR,
-	OPT_TIMEOUT, OPT_RESUME, OPT_NO_ORDER_CHECK, OPT_IMAGES,
+	OPT_TIMEOUT, OPT_RESUME, OPT_NO_ORDER_CHECK, OPT_IMAGES, OPT_STATE,
 };
 
 static const struct cli_option check_options[] = {
@@ -60,6 +60,8 @@ static const struct cli_option check_options[] = {
 				 "use a log not in durability order (states may be wrong)" },
 	[OPT_IMAGES] = { "images", 0, "MODE",
 			 "in-place (checkers only read), copy (a copy a state), or auto (default)" },
+	[OPT_STATE] = { "state", 0, "NAME",
+			"check the state NAME alone, its checker's output on stderr as it comes" },
 	{ NULL },
 };
 
@@ -204,6 +206,7 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 			else
 				cli_usage_error(cmd, "--images takes auto, in-place or copy, not '%s'", arg);
 			break;
+		case OPT_STATE: a->state = arg; break;
 		}
 	}
 	if (argc - cli_operand_index() < 1)
@@ -220,6 +223,9 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 	}
 	if (a->json && a->junit && !strcmp(a->junit, "-"))
 		cli_usage_error(cmd, "--junit -: stdout already takes the JSON report");
+	/* one state is not shared out, and has no others to carry over */
+	if (a->state && (a->shard_n > 1 || a->resume))
+		cli_usage_error(cmd, "--state checks one state: it takes neither --shard nor --resume");
 	if (!a->workdir)
 		a->workdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	a->log_path = absolute(a->log_path, a->abs_log);
@@ -264,7 +270,7 @@ check_reports(const struct check_args *a)
 static int
 run_check(const struct cli_command *cmd, int argc, char **argv)
 {
-	struct check_run run = { .work_fd = -1 };
+	struct check_run run = { .work_fd = -1, .follow_fd = -1 };
 	struct fl_error err = { 0 };
 	struct check_args a;
 	char self[PATH_MAX];
@@ -384,7 +390,10 @@ const struct cli_command cmd_check = {
 		"reports always parse; a mark:LABEL spec so written names its mark.\n"
 		"On a terminal, a progress line on stderr counts the states and\n"
 		"estimates the time left.  A log with no entries has two crash points,\n"
-		"its start and its end: the base.\n"
+		"its start and its end: the base.  --state NAME checks one state (a name\n"
+		"from a report or 'replay --state') as a run of the same options would,\n"
+		"its checker's output copied to stderr as it comes; a NAME those options\n"
+		"do not plan is a usage error.\n"
 		"Exit status 0 when every state passed, 1 when one failed or timed out,\n"
 		"2 for a usage error or a refused output, 3 for a bad log, 4 when the run\n"
 		"could not be done: a checker that cannot run, a work folder, image or\n"
@@ -396,7 +405,8 @@ const struct cli_command cmd_check = {
 		"  flushlog check -k --json log.img -- ./fsck-state {} | jq -r '.states[] | select(.result != \"pass\") | .spec'\n"
 		"  # 8 machines, one shard each (Slurm array, K = $SLURM_ARRAY_TASK_ID):\n"
 		"  flushlog check -k --shard $SLURM_ARRAY_TASK_ID/8 --report shard-$SLURM_ARRAY_TASK_ID.json log.img -- ./check {}\n"
-		"  flushlog merge --report report.json shard-*.json     # when all 8 are done",
+		"  flushlog merge --report report.json shard-*.json     # when all 8 are done\n"
+		"  flushlog check --state 14+16 --states epoch log.img -- ./fsck-state {}   # one state again",
 	.options = check_options,
 	.run = run_check,
 };
