@@ -247,10 +247,10 @@ cmp_flush_key(const void *a, const void *b)
  * give several, the latest is taken.  A flush that completed after the
  * write cannot be the one its data waited for, and a write with no FLUSH
  * entry (the format has one; the reading rules do not insist) is taken as
- * sent at its completion: the log does not say when its flush completed,
- * and the later tick offers its data only where it surely could be,
- * and lets it keep its sectors only against entries it surely was
- * not older than.
+ * sent at its completion: the log does not say when its flush completed.
+ * That is a guess (docs/log-format.md says what it can leave out); the
+ * target never writes such a log, as dm core hands it a flush with data
+ * as an empty flush, then the data alone.
  */
 int
 fl_log_pair_preflush(struct fl_log *log)
