@@ -48,11 +48,15 @@ EOS
 		kill -0 $checker 2>/dev/null || { cat "$work/check.out"; _fail "check-state ended before its state was mounted"; }
 		sleep 0.1
 	done
-	# a concurrent checker's namespace, made while the state is mounted
+	# a concurrent checker's namespace, made while the state is mounted;
+	# the guest's root is 9p, so a mount of FS_TYPE there is the state's
 	unshare -m --propagation private sh -c \
 		"grep -c ' $FS_TYPE ' /proc/self/mountinfo >'$work/copied' || true; touch '$work/ns'; exec sleep 100000" &
 	holder=$!
-	while [ ! -e "$work/ns" ]; do sleep 0.1; done
+	while [ ! -e "$work/ns" ]; do
+		kill -0 $holder 2>/dev/null || _fail "no mount namespace could be made (unshare -m)"
+		sleep 0.1
+	done
 	touch "$work/go"
 	wait $checker || rc=$?
 	kill $holder
