@@ -176,8 +176,13 @@ emit_flushlog(const struct op *o, const unsigned char *data)
 		       log_off, log_block + ((o->data_len + log_block - 1) & ~(uint64_t)(log_block - 1)));
 	log_off += log_block;
 	if (data && o->data_len) {
+		uint64_t padded = (o->data_len + log_block - 1) & ~(uint64_t)(log_block - 1);
+		static const unsigned char zero[FLUSHLOG_MAX_BLOCK_SIZE];
+
 		put_at(data, o->data_len, log_off);
-		log_off += (o->data_len + log_block - 1) & ~(uint64_t)(log_block - 1);
+		/* the padding too: a last entry's would be missing from the file */
+		put_at(zero, padded - o->data_len, log_off + o->data_len);
+		log_off += padded;
 	}
 }
 
