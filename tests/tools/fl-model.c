@@ -118,11 +118,21 @@ struct ment {
 	uint64_t *hash;		/* a WRITE's sectors' digests */
 };
 
-/* A crash point: its position (entries applied) and kind. */
+/*
+ * A crash point: its position (entries applied), kind, and whether it
+ * ends the epoch of the points before it (a flush or FUA point), at its
+ * tick; ENTRY is the entry that ends it, NO_ENTRY for the start, the end
+ * and a dm-log-writes preflush (whose data comes later).
+ */
 struct point {
 	size_t pos;
 	const char *kind;
+	bool epoch_end;
+	uint64_t tick;
+	size_t entry;
 };
+
+#define NO_ENTRY SIZE_MAX
 
 struct model {
 	const struct log *log;
@@ -613,54 +623,67 @@ is_lw_flush(const struct ent *e)
 	       (e->op == FLUSHLOG_OP_WRITE && (e->flags & FLUSHLOG_F_PREFLUSH));
 }
 
-/*
- * A dm-log-writes log, read as the document says: in durability order,
- * entry k at tick k + 1; a write with FLUSH is a flush.  A write with FLUSH
- * but not FUA guarantees only what came before it: its data is a write
- * that waits in the cache for the next flush logged after it, so it is
- * split into a flush (the crash point) and its data, which goes in just
- * before that next flush (or at the end).
- */
-/* The data of the PREFLUSH writes WAIT[0..N), at their own ticks, now. */
 static void
-push_waiting(struct model *md, const size_t *wait, size_t n)
+add_point(struct model *md, const char *kind, bool epoch_end, uint64_t tick, size_t entry)
 {
-	for (size_t w = 0; w < n; w++) {
-		struct ent d = md->log->e[wait[w]];
+	md->points[md->npoints++] = (struct point){ md->n, kind, epoch_end, tick, entry };
+}
 
-		d.submit = d.complete = wait[w] + 1;
-		d.flags &= (uint16_t)~FLUSHLOG_F_PREFLUSH;
-		push(md, &d, wait[w]);
+/* Entry E, from log entry FROM, in durability order now; a point if it ends one. */
+static void
+push_entry(struct model *md, const struct ent *e, size_t from)
+{
+	push(md, e, from);
+	if (md->m[md->n - 1].point)
+		add_point(md, point_kind(e), md->m[md->n - 1].epoch_end, e->complete, md->n - 1);
+}
+
+/* The crash-point entries (or the others) logged in [FROM, TO), in order. */
+static void
+push_logged(struct model *md, size_t from, size_t to, bool points)
+{
+	for (size_t j = from; j < to; j++) {
+		struct ent o = md->log->e[j];
+
+		if (is_point(&o) != points)
+			continue;
+		o.submit = o.complete = j + 1;
+		push_entry(md, &o, j);
 	}
 }
 
+/*
+ * A dm-log-writes log, read as log-format.md says (Durability order of a
+ * dm-log-writes log): in durability order as logged, entry k at tick
+ * k + 1, but for a write with FLUSH and not FUA.  Its flush is a crash
+ * point where it was logged; its data is durable at the next flush logged
+ * after it (a FLUSH, or a write with FLUSH), and comes after the crash
+ * points logged between the two and before the other entries logged
+ * there.
+ */
 static void
 order_log_writes(struct model *md)
 {
 	const struct log *l = md->log;
-	size_t *wait = xcalloc(l->n, sizeof(size_t)), nwait = 0;
 
-	for (size_t k = 0; k < l->n; k++) {
+	for (size_t k = 0; k < l->n;) {
 		struct ent e = l->e[k];
+		size_t next = k + 1;
 
 		e.submit = e.complete = k + 1;
-		if (is_lw_flush(&e)) {
-			push_waiting(md, wait, nwait);
-			nwait = 0;
-		}
-		if (e.op == FLUSHLOG_OP_WRITE && (e.flags & FLUSHLOG_F_PREFLUSH) &&
-		    !(e.flags & FLUSHLOG_F_FUA)) {
-			struct ent f = { .op = FLUSHLOG_OP_FLUSH, .flags = FLUSHLOG_F_PREFLUSH,
-					 .submit = k + 1, .complete = k + 1 };
-
-			push(md, &f, k);
-			wait[nwait++] = k;
+		if (!(e.op == FLUSHLOG_OP_WRITE && (e.flags & FLUSHLOG_F_PREFLUSH) &&
+		      !(e.flags & FLUSHLOG_F_FUA))) {
+			push_entry(md, &e, k++);
 			continue;
 		}
+		add_point(md, "flush", true, k + 1, NO_ENTRY);
+		while (next < l->n && !is_lw_flush(&l->e[next]))
+			next++;
+		push_logged(md, k + 1, next, true);
 		push(md, &e, k);
+		push_logged(md, k + 1, next, false);
+		k = next;
 	}
-	push_waiting(md, wait, nwait);
-	free(wait);
 }
 
 static void
@@ -668,22 +691,25 @@ model_build(struct model *md, const struct log *l)
 {
 	memset(md, 0, sizeof(*md));
 	md->log = l;
-	md->m = xcalloc(2 * l->n + 1, sizeof(*md->m));
+	md->m = xcalloc(l->n + 1, sizeof(*md->m));
+	md->points = xcalloc(l->n + 2, sizeof(*md->points));
+	add_point(md, "start", false, 0, NO_ENTRY);
 	if (l->fmt == FMT_LW) {
 		order_log_writes(md);
 	} else if (l->fmt == FMT_V1) {
 		for (size_t i = 0; i < l->n; i++)
-			push(md, &l->e[i], i);
+			push_entry(md, &l->e[i], i);
 	} else {
 		struct ent *out = xcalloc(l->n, sizeof(*out));
 		size_t *from = xcalloc(l->n, sizeof(size_t));
 
 		completion_to_durability(l->e, l->n, out, from, queued_flushlog, is_flush);
 		for (size_t i = 0; i < l->n; i++)
-			push(md, &out[i], from[i]);
+			push_entry(md, &out[i], from[i]);
 		free(out);
 		free(from);
 	}
+	add_point(md, "end", false, 0, NO_ENTRY);
 
 	/* the image: every device from a 4 KiB boundary after the one before */
 	if (l->fmt == FMT_LW) {
@@ -717,14 +743,6 @@ model_build(struct model *md, const struct log *l)
 		for (uint64_t s = 0; s < m->e.nr; s++)
 			m->hash[s] = sector_hash(m->e.sector + s, m->e.seed);
 	}
-
-	/* crash points: the start, each point entry, the end */
-	md->points = xcalloc(md->n + 2, sizeof(*md->points));
-	md->points[md->npoints++] = (struct point){ 0, "start" };
-	for (size_t j = 0; j < md->n; j++)
-		if (md->m[j].point)
-			md->points[md->npoints++] = (struct point){ j + 1, point_kind(&md->m[j].e) };
-	md->points[md->npoints++] = (struct point){ md->n, "end" };
 }
 
 static void
@@ -747,21 +765,20 @@ is_position(const struct model *md, size_t pos)
 }
 
 /*
- * The end of the epoch of the crash point at position POS: the first
- * flush or FUA entry from POS on, when it completed.  Possibly durable
- * there: every data-changing entry from POS on that was submitted before
- * that (the rest of the log if there is no such entry), and that entry
- * itself, in flight until it completed (a dm-log-writes log gives it one
+ * Possibly durable at crash point C: every data-changing entry from its
+ * position on that was submitted before its epoch ended, when the next
+ * flush or FUA point completed (every one, if none does), and the entry
+ * that ends it, in flight until then (a dm-log-writes log gives it one
  * tick for both).
  */
 static bool
-possibly_durable(const struct model *md, size_t pos, size_t j)
+possibly_durable(const struct model *md, size_t c, size_t j)
 {
-	if (j < pos || j >= md->n || !is_data_op(md->m[j].e.op))
+	if (j < md->points[c].pos || j >= md->n || !is_data_op(md->m[j].e.op))
 		return false;
-	for (size_t k = pos; k < md->n; k++)
-		if (md->m[k].epoch_end)
-			return j == k || md->m[j].e.submit < md->m[k].e.complete;
+	for (size_t q = c + 1; q < md->npoints; q++)
+		if (md->points[q].epoch_end)
+			return j == md->points[q].entry || md->m[j].e.submit < md->points[q].tick;
 	return true;
 }
 
@@ -938,20 +955,21 @@ enumerate(const struct model *md, struct dset *ds)
 	for (size_t p = 0; p < md->npoints; p++) {
 		size_t pos = md->points[p].pos, npd = 0;
 
-		if (p && pos == md->points[p - 1].pos)
-			continue;
-		for (; applied < pos; applied++) {
-			stats.newer_wins += apply(md, &pre, applied, 0, md->m[applied].e.nr) > 0;
-			if (md->m[applied].e.op != FLUSHLOG_OP_DISCARD)
-				apply(md, &pct, applied, 0, md->m[applied].e.nr);
+		/* points share a position, not always an epoch: each its own */
+		if (!p || pos != md->points[p - 1].pos) {
+			for (; applied < pos; applied++) {
+				stats.newer_wins += apply(md, &pre, applied, 0,
+							  md->m[applied].e.nr) > 0;
+				if (md->m[applied].e.op != FLUSHLOG_OP_DISCARD)
+					apply(md, &pct, applied, 0, md->m[applied].e.nr);
+			}
+			snprintf(name, sizeof(name), "%zu", pos);
+			dset_add(ds, img_digest(md, &pre), name, "prefix");
+			snprintf(name, sizeof(name), "%zu%%", pos);
+			dset_add(ds, img_digest(md, &pct), name, "discard");
 		}
-		snprintf(name, sizeof(name), "%zu", pos);
-		dset_add(ds, img_digest(md, &pre), name, "prefix");
-		snprintf(name, sizeof(name), "%zu%%", pos);
-		dset_add(ds, img_digest(md, &pct), name, "discard");
-
 		for (size_t j = pos; j < md->n && npd < 256; j++)
-			if (possibly_durable(md, pos, j))
+			if (possibly_durable(md, p, j))
 				pd[npd++] = j;
 		/* epoch: every set of up to K, in durability order */
 		epoch_sets(md, ds, &pre, &tmp, pos, pd, npd, 0, chosen, 0);
@@ -1062,8 +1080,8 @@ build_named(const struct model *md, const struct sname *sn, struct img *im)
  * Is the name one of the model's states?  N+E,F: E and F possibly durable
  * at a crash point at position P <= N, with entries P..N-1 among them too
  * (flushlog names P+P as P+1), at most K in all.  N~T:A+L: T a write
- * possibly durable at N, cut at its device's blocks into a head or a
- * tail.  N%: N a crash point, nothing added.
+ * possibly durable at a crash point at N, cut at its device's blocks into
+ * a head or a tail.  N%: N a crash point, nothing added.
  */
 static const char *
 name_problem(const struct model *md, const struct sname *sn)
@@ -1077,9 +1095,13 @@ name_problem(const struct model *md, const struct sname *sn)
 		const struct ent *e = &md->m[sn->torn].e;
 		uint64_t bs = (l->fmt == FMT_LW ? l->block[0] : l->block[e->dev]) / 512;
 
+		bool pd = false;
+
 		if (!is_position(md, sn->n))
 			return "a torn state at a position that is no crash point";
-		if (!possibly_durable(md, sn->n, sn->torn))
+		for (size_t p = 0; p < md->npoints; p++)
+			pd |= md->points[p].pos == sn->n && possibly_durable(md, p, sn->torn);
+		if (!pd)
 			return "the torn entry is not possibly durable there";
 		if (e->op != FLUSHLOG_OP_WRITE)
 			return "the torn entry is no write";
@@ -1098,9 +1120,9 @@ name_problem(const struct model *md, const struct sname *sn)
 		bool ok = pos <= sn->n && (sn->n - pos) + sn->nextra <= (size_t)l->K;
 
 		for (size_t j = pos; ok && j < sn->n; j++)
-			ok = possibly_durable(md, pos, j);
+			ok = possibly_durable(md, p, j);
 		for (size_t i = 0; ok && i < sn->nextra; i++)
-			ok = sn->extra[i] >= sn->n && possibly_durable(md, pos, sn->extra[i]);
+			ok = sn->extra[i] >= sn->n && possibly_durable(md, p, sn->extra[i]);
 		if (ok)
 			return NULL;
 	}
