@@ -16,8 +16,10 @@ static struct fuzz_file file;
 
 /*
  * Each entry keeps its own number in the log (seq), and offsets grow with
- * it.  Only a version 2 log, in completion order, is put in another order
- * when it is read: in any other, seq is the entry's place in the index.
+ * it.  Only a version 2 or 3 log, in completion order, and a dm-log-writes
+ * log, where a write with PREFLUSH and not FUA waits for the next flush,
+ * are put in another order when they are read: in a version 1 log, seq is
+ * the entry's place in the index.
  */
 static void
 check_logged_order(const struct fl_log *log)
@@ -25,7 +27,7 @@ check_logged_order(const struct fl_log *log)
 	const struct fl_log_info *info = fl_log_info(log);
 	const struct fl_entry *e = log->entries;
 	uint64_t n = info->nr_entries, *offset_of;
-	bool reordered = info->format == FL_FORMAT_FLUSHLOG &&
+	bool reordered = info->format == FL_FORMAT_LOG_WRITES ||
 			 info->version != FLUSHLOG_VERSION_DURABILITY_ORDER;
 
 	offset_of = calloc(n ? n : 1, sizeof(*offset_of));

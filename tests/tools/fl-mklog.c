@@ -37,8 +37,14 @@
  *
  * EXPECT_DIR gets point-K.img for each crash point K (0 the start, the
  * end last) and points.txt, one "K kind applied" line each: the script is
- * taken to be in durability order, as a version 1 log is.  -l prints each
- * entry's offset and size: "entry SEQ OFFSET BYTES".
+ * taken to be in durability order, as a version 1 log is.  In a
+ * dm-log-writes log that is so but for a write with preflush and not fua,
+ * which the target logs at its completion: its crash point (its flush)
+ * comes before its data, which is durable only at the next flush, and a
+ * crash point between the two has the data the write replaced (where
+ * nothing wrote over it since); "applied" counts the entries a reader's
+ * durability order puts before the point.  -l prints each entry's offset
+ * and size: "entry SEQ OFFSET BYTES".
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -110,10 +116,31 @@ fill(unsigned char *buf, uint64_t sector, uint32_t nr, uint64_t seed)
 	}
 }
 
+/*
+ * A dm-log-writes write with preflush and not fua whose data no flush has
+ * made durable yet: its sectors, what they held before it, and which of
+ * them still hold its data (nothing wrote over them since).
+ */
+static struct {
+	int on;
+	uint64_t sector, nr;
+	unsigned char *old, *still;
+} pending;
+
+/* Sectors [sector, sector + nr) of the disk were written over. */
+static void
+pending_overwritten(uint64_t sector, uint64_t nr)
+{
+	for (uint64_t s = sector; pending.on && s < sector + nr; s++)
+		if (s >= pending.sector && s < pending.sector + pending.nr)
+			pending.still[s - pending.sector] = 0;
+}
+
 /* The expected image of the next point; the start is point 0. */
 static void
 save_point(const char *kind)
 {
+	int held = pending.on && strcmp(kind, "end");
 	char path[4096];
 	FILE *f;
 
@@ -121,12 +148,20 @@ save_point(const char *kind)
 		nr_points++;
 	if (!expect_dir)
 		return;
+	/* a reader moves the pending write past the crash points */
 	fprintf(points_txt, "%" PRIu64 " %s %" PRIu64 "\n", nr_points, kind,
-		nr_entries);
+		nr_entries - held);
 	snprintf(path, sizeof(path), "%s/point-%" PRIu64 ".img", expect_dir,
 		 nr_points);
 	f = fopen(path, "wb");
-	if (!f || fwrite(disk, 512, dev_sectors, f) != dev_sectors || fclose(f))
+	if (!f || fwrite(disk, 512, dev_sectors, f) != dev_sectors)
+		die("cannot write '%s'", path);
+	for (uint64_t i = 0; held && i < pending.nr; i++)
+		if (pending.still[i] &&
+		    (fseeko(f, (off_t)(pending.sector + i) * 512, SEEK_SET) ||
+		     fwrite(pending.old + i * 512, 512, 1, f) != 1))
+			die("cannot write '%s'", path);
+	if (fclose(f))
 		die("cannot write '%s'", path);
 }
 
@@ -234,6 +269,45 @@ is_point(const struct op *o)
 	return (o->flags & FLUSHLOG_F_FUA) != 0;
 }
 
+/* A dm-log-writes write whose flush is its crash point, before its data. */
+static int
+flush_before_data(const struct op *o)
+{
+	return format == FMT_LOG_WRITES && o->op == FLUSHLOG_OP_WRITE && !o->raw &&
+	       (o->flags & FLUSHLOG_F_PREFLUSH) && !(o->flags & FLUSHLOG_F_FUA);
+}
+
+/*
+ * Before operation o is applied: a flush (an empty one, or a write's
+ * preflush) makes a pending write durable; o may start one, after the
+ * crash point of its flush.
+ */
+static void
+pending_before(const struct op *o)
+{
+	if (format != FMT_LOG_WRITES)
+		return;
+	if (o->op == FLUSHLOG_OP_FLUSH || (o->flags & FLUSHLOG_F_PREFLUSH)) {
+		free(pending.old);
+		free(pending.still);
+		memset(&pending, 0, sizeof(pending));
+	}
+	if (!flush_before_data(o))
+		return;
+	save_point("flush");
+	if (o->device)
+		return;		/* the model disk is device 0's */
+	pending.on = 1;
+	pending.sector = o->sector;
+	pending.nr = o->nr;
+	pending.old = malloc(o->nr * 512);
+	pending.still = malloc(o->nr);
+	if (!pending.old || !pending.still)
+		die("out of memory");
+	memcpy(pending.old, disk + o->sector * 512, o->nr * 512);
+	memset(pending.still, 1, o->nr);
+}
+
 /* Log one operation and apply it to the model disk. */
 static void
 do_op(struct op *o)
@@ -250,6 +324,7 @@ do_op(struct op *o)
 	    end > sectors)
 		die("%s %" PRIu64 "+%" PRIu64 " beyond device %u", fl_op_name(o->op),
 		    o->sector, o->nr, o->device);
+	pending_before(o);
 	if (o->op == FLUSHLOG_OP_WRITE && !o->raw) {
 		if (nodata) {
 			o->flags |= FLUSHLOG_F_NO_DATA;
@@ -259,11 +334,14 @@ do_op(struct op *o)
 			if (!data)
 				die("out of memory");
 			fill(data, o->sector, o->nr, o->seed ? o->seed : nr_entries + 1);
+			if (!o->device && !flush_before_data(o))
+				pending_overwritten(o->sector, o->nr);
 			if (!o->device)
 				memcpy(disk + o->sector * 512, data, o->data_len);
 		}
 	} else if (!o->raw && o->op >= FLUSHLOG_OP_DISCARD &&
 		   o->op <= FLUSHLOG_OP_SECURE_ERASE && !o->device) {
+		pending_overwritten(o->sector, o->nr);
 		memset(disk + o->sector * 512, 0, (size_t)o->nr * 512);
 	} else if (o->raw && o->data_len) {
 		data = calloc(1, o->data_len);
@@ -276,7 +354,7 @@ do_op(struct op *o)
 		emit_log_writes(o, data);
 	nr_entries++;
 	free(data);
-	if (is_point(o))
+	if (is_point(o) && !flush_before_data(o))
 		save_point(o->op == FLUSHLOG_OP_MARK ? "mark" :
 			   o->op == FLUSHLOG_OP_FLUSH || (o->flags & FLUSHLOG_F_PREFLUSH) ?
 			   "flush" : "fua");

@@ -103,7 +103,9 @@ struct fl_error {
  * number (its place in the index) is what "entry:N", points, states and
  * messages about an open log name.  A version 2 or 3 log stores its
  * entries in completion order, so there seq, the entry's number in the
- * log file (the CLI's logged_seq), differs; offset always locates its
+ * log file (the CLI's logged_seq), differs, as it does in a dm-log-writes
+ * log for a write with PREFLUSH and not FUA, whose data waits for the
+ * next flush, and the crash points it passes; offset always locates its
  * bytes.  While a log is being read, before its order is known, messages
  * name entries by seq.
  */

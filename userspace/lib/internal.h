@@ -32,6 +32,13 @@ struct fl_log {
 	uint64_t nr_marks, marks_cap;
 	/* the marks by label, and a label's in entry order: mark:LABEL */
 	const struct fl_mark **marks_by_label;
+	/*
+	 * The positions of the crash points of the writes whose flush came
+	 * before their data (fl_point_before_data()), ascending: where an
+	 * epoch ends though no entry ends there.  dm-log-writes logs only.
+	 */
+	uint64_t *early_flushes;
+	uint64_t nr_early_flushes;
 	uint64_t first_overtaking;	/* FL_ENTRY_OVERTAKES, or FL_NO_ENTRY */
 	/* [k]: the earliest completion of the entries from k * FL_LATER_STEP
 	 * on that change data; NULL if none overtakes (or out of memory) */
@@ -251,11 +258,30 @@ int fl_replay_apply_state(struct fl_log *log, const struct fl_replay *at_base,
 			  struct fl_error *err);
 void fl_newer_free(struct fl_newer *m);
 
-/* A flush or FUA write: it ends an epoch, making the writes before it durable. */
+/*
+ * A crash-point write whose crash point comes before its data: a
+ * dm-log-writes write with PREFLUSH and not FUA, whose flush is the
+ * guarantee and whose data waits for the next flush.  Its crash point
+ * lies at its position in log->early_flushes, not after it.  (A flushlog
+ * log has such a bio's flush as an entry of its own.)
+ */
+static inline bool
+fl_point_before_data(const struct fl_entry *e)
+{
+	return (e->flags & FL_ENTRY_CRASH_POINT) && e->op == FLUSHLOG_OP_WRITE &&
+	       (e->flags & FLUSHLOG_F_PREFLUSH) && !(e->flags & FLUSHLOG_F_FUA);
+}
+
+/*
+ * A flush or FUA write: it ends an epoch, making the writes before it
+ * durable.  Not a write whose flush came before its data: that flush
+ * ends an epoch elsewhere (log->early_flushes).
+ */
 static inline bool
 fl_makes_durable(const struct fl_entry *e)
 {
-	return (e->flags & FL_ENTRY_CRASH_POINT) && e->op != FLUSHLOG_OP_MARK;
+	return (e->flags & FL_ENTRY_CRASH_POINT) && e->op != FLUSHLOG_OP_MARK &&
+	       !fl_point_before_data(e);
 }
 
 /* A write, discard or write-zeroes: not a flush or a mark. */

@@ -474,6 +474,7 @@ log_open(const char *path, int fd, unsigned int flags, struct fl_log **logp,
 		}
 	}
 	log->info.index_bytes = log->entries_cap * sizeof(struct fl_entry) +
+				log->nr_early_flushes * sizeof(uint64_t) +
 				log->marks_cap * sizeof(struct fl_mark) +
 				log->nr_marks * sizeof(*log->marks_by_label);
 	for (uint64_t i = 0; i < log->nr_marks; i++)
@@ -518,6 +519,7 @@ fl_log_close(struct fl_log *log)
 	free(log->marks_by_label);
 	free(log->entries);
 	free(log->later_complete);
+	free(log->early_flushes);
 	if (log->fd >= 0)
 		close(log->fd);
 	free(log);
@@ -604,9 +606,13 @@ by_label(const void *a, const void *b)
 int
 fl_log_index_marks(struct fl_log *log)
 {
-	uint64_t durable_end = 0, k = 0;
+	uint64_t durable_end = 0, k = 0, f = 0;
 
 	for (uint64_t i = 0; i < log->info.nr_entries && k < log->nr_marks; i++) {
+		/* a flush before its write's data, at position i or before */
+		for (; f < log->nr_early_flushes && log->early_flushes[f] <= i; f++)
+			if (log->early_flushes[f] > durable_end)
+				durable_end = log->early_flushes[f];
 		if (i == log->marks[k].entry)
 			log->marks[k++].durable_end = durable_end;
 		else if (fl_makes_durable(&log->entries[i]))

@@ -14,7 +14,9 @@
  * what the disk may hold there.
  *
  * Two writes in flight together may reach the disk in either order; the
- * log's order stands for them, as for a log without ticks.
+ * log's order stands for them.  A dm-log-writes log has no ticks of its
+ * own: its reader gives it one an entry, in the order it was logged, so
+ * that only the writes it moved in durability order overtake.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -44,7 +46,7 @@ fl_log_mark_overtaking(struct fl_log *log)
 		struct fl_entry *e = &log->entries[i];
 
 		e->flags &= ~FL_ENTRY_OVERTAKES;
-		if (!log->info.has_ticks || !fl_changes_data(e))
+		if (!fl_changes_data(e))
 			continue;
 		if (e->submit_tick > earliest) {
 			e->flags |= FL_ENTRY_OVERTAKES;

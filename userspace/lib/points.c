@@ -72,10 +72,21 @@ fl_log_points(const struct fl_log *log, struct fl_points **points,
 	p = l->v;
 	/* the start: a crash before the first flush completed */
 	p[0] = (struct fl_point) { .number = 0, .kind = FL_POINT_START };
-	for (uint64_t i = 0; i < log->info.nr_entries; i++) {
-		const struct fl_entry *e = &log->entries[i];
+	for (uint64_t i = 0, f = 0; i <= log->info.nr_entries; i++) {
+		const struct fl_entry *e;
 
-		if (!(e->flags & FL_ENTRY_CRASH_POINT))
+		/* flushes before their writes' data end a crash point at i */
+		for (; f < log->nr_early_flushes && log->early_flushes[f] == i; f++) {
+			p[k] = (struct fl_point) {
+				.number = k, .kind = FL_POINT_FLUSH,
+				.nr_applied = i, .flush_number = ++flushes,
+			};
+			k++;
+		}
+		if (i == log->info.nr_entries)
+			break;
+		e = &log->entries[i];
+		if (!(e->flags & FL_ENTRY_CRASH_POINT) || fl_point_before_data(e))
 			continue;
 		p[k].number = k;
 		p[k].kind = entry_point_kind(e);

@@ -6,10 +6,18 @@
  * super block in unit 0, then per entry one header unit and, for writes,
  * nr_sectors units of data.  Sectors and lengths count those units.  The
  * format has no checksums and no device size, and records only durability
- * order, so every entry is given ticks that say nothing was concurrent.
+ * order, so every entry is given ticks that say nothing was concurrent:
+ * one an entry, in log order.
+ *
+ * The log is in durability order but for one kind of entry: the target
+ * logs a write with PREFLUSH (and not FUA) when it completes, after the
+ * writes its flush made durable, but only that flush is a guarantee
+ * there; its data is durable once a later flush completes.  Such a write
+ * is moved to where durability order wants it (defer_data()).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -154,6 +162,62 @@ scan_entries(struct fl_log *log, struct fl_log_window *w, struct fl_error *err)
 	return 0;
 }
 
+/* A flush the target logged: an empty one, or a write's PREFLUSH. */
+static bool
+is_flush(const struct fl_entry *e)
+{
+	return e->op == FLUSHLOG_OP_FLUSH || (e->flags & FLUSHLOG_F_PREFLUSH);
+}
+
+/*
+ * Put the data of each write whose flush came first (PREFLUSH, not FUA)
+ * where durability order wants it.  The log has no ticks to say whether
+ * the next flush logged after it was issued after it completed, so that
+ * flush is taken to cover it (the target splices the writes completed
+ * when a flush is issued; this one was logged at its completion, and
+ * never spliced).  Its data moves past the crash points (marks, FUA
+ * writes) logged between it and that flush, which must not hold it,
+ * but stays before the writes logged there, which completed after it
+ * was issued.  Its flush stays a crash point where the write was logged:
+ * log->early_flushes.  seq keeps each entry's place in the log; only
+ * the moved writes and the crash points they pass change entry numbers.
+ * O(N): the entries between a write and its flush are looked at once.
+ */
+static int
+defer_data(struct fl_log *log)
+{
+	struct fl_entry *e = log->entries;
+	uint64_t n = log->info.nr_entries, nr = 0, k = 0;
+
+	for (uint64_t i = 0; i < n; i++)
+		nr += fl_point_before_data(&e[i]);
+	if (!nr)
+		return 0;
+	log->early_flushes = malloc(nr * sizeof(*log->early_flushes));
+	if (!log->early_flushes)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t last = i;	/* the last crash point before the flush */
+		struct fl_entry w = e[i];
+
+		if (!fl_point_before_data(&w))
+			continue;
+		/* the entries before it here are those logged before it */
+		log->early_flushes[log->nr_early_flushes++] = i;
+		for (uint64_t j = i + 1; j < n && !is_flush(&e[j]); j++)
+			if (e[j].flags & FL_ENTRY_CRASH_POINT)
+				last = j;
+		memmove(&e[i], &e[i + 1], (last - i) * sizeof(*e));
+		e[last] = w;
+		i = last;
+	}
+	/* the marks keep their order, and some moved one entry down */
+	for (uint64_t i = 0; i < n && k < log->nr_marks; i++)
+		if (e[i].op == FLUSHLOG_OP_MARK)
+			log->marks[k++].entry = i;
+	return 0;
+}
+
 int
 fl_scan_log_writes(struct fl_log *log, struct fl_error *err)
 {
@@ -199,5 +263,9 @@ fl_scan_log_writes(struct fl_log *log, struct fl_error *err)
 				    info->super_entries), -ENOMEM;
 	ret = scan_entries(log, &w, err);
 	fl_window_free(&w);
+	if (!ret && defer_data(log))
+		return fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
+				    "out of memory putting %" PRIu64 " entries in durability order",
+				    info->nr_entries), -ENOMEM;
 	return ret;
 }

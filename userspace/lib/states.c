@@ -151,17 +151,27 @@ struct planner {
 	const struct fl_log *log;
 	const struct fl_state_opts *o;
 	uint64_t n;
-	uint64_t *epoch_end;	/* [i]: 1 + the first durable entry >= i, or n */
+	uint64_t *epoch_end;	/* [p]: the first position > p ending an epoch, or n */
 	uint64_t *pc, *pt;	/* [i]: data entries, torn candidates before i */
 };
 
+/*
+ * A write logged past the epoch that ends at end was in flight when the
+ * epoch ended if it was submitted before this tick: the completion of the
+ * flush or FUA entry that ends it.  Where no such entry ends it (the end
+ * of the log, or a flush before its write's data, which nothing logged
+ * after it was in flight with) it is 0, before which nothing was
+ * submitted.  No tick is set apart to mean "none": a crash point may
+ * complete at any tick, 2^64 - 1 included.  A dm-log-writes log has the
+ * ticks its reader gave it, one an entry in log order.
+ */
 static uint64_t
 horizon_of(const struct planner *pl, uint64_t end)
 {
 	const struct fl_entry *e = pl->log->entries;
 
-	if (!pl->log->info.has_ticks || !end || !fl_makes_durable(&e[end - 1]))
-		return UINT64_MAX;	/* no late writes */
+	if (!end || !fl_makes_durable(&e[end - 1]))
+		return 0;
 	return e[end - 1].complete_tick;
 }
 
@@ -178,9 +188,20 @@ planner_init(struct planner *pl, const struct fl_log *log,
 	pl->pt = malloc((n + 1) * sizeof(*pl->pt));
 	if (!pl->epoch_end || !pl->pc || !pl->pt)
 		return -ENOMEM;
-	pl->epoch_end[n] = n;
-	for (uint64_t i = n; i-- > 0;)
-		pl->epoch_end[i] = fl_makes_durable(&e[i]) ? i + 1 : pl->epoch_end[i + 1];
+	/* first mark the positions where an epoch ends, then fill in */
+	memset(pl->epoch_end, 0, (n + 1) * sizeof(*pl->epoch_end));
+	for (uint64_t i = 0; i < n; i++)
+		if (fl_makes_durable(&e[i]))
+			pl->epoch_end[i + 1] = 1;
+	for (uint64_t f = 0; f < log->nr_early_flushes; f++)
+		pl->epoch_end[log->early_flushes[f]] = 1;
+	for (uint64_t p = n + 1, end = n; p-- > 0;) {
+		bool ends = p && pl->epoch_end[p];
+
+		pl->epoch_end[p] = end;
+		if (ends)
+			end = p;
+	}
 	pl->pc[0] = pl->pt[0] = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		pl->pc[i + 1] = pl->pc[i] + fl_changes_data(&e[i]);
@@ -333,8 +354,6 @@ count_pd(const struct planner *pl, struct point_plan *plan, size_t nr_points)
 		plan[i].nr_pd = pl->pc[end] - pl->pc[a];
 		plan[i].torn = pl->pt[end] - pl->pt[a];
 	}
-	if (!pl->log->info.has_ticks)
-		return 0;
 	order = malloc((nr_points ? nr_points : 1) * sizeof(*order));
 	if (!order || fenwick_init(&f, pl->log))
 		goto out;
@@ -355,8 +374,6 @@ count_pd(const struct planner *pl, struct point_plan *plan, size_t nr_points)
 				fw_add(f.torn, f.n, r,
 				       torn_weight(pl->log, pl->o, &e[next - 1]));
 			}
-		if (h == UINT64_MAX)
-			continue;
 		p->nr_pd += fw_sum(f.count, rank_below(&f, h));
 		p->torn = add_sat(p->torn, fw_sum(f.torn, rank_below(&f, h)));
 	}
@@ -468,60 +485,124 @@ fl_ranges_update(struct fl_ranges *s, uint64_t start, const struct fl_entry *e)
 	return 0;
 }
 
-/*
- * How entry e changes the sectors that may hold data (written) and those
- * whose data a discard may have kept (kept): a discard keeps only what
- * was written there, so discarding never-written zeroes keeps nothing.
- */
+/* Add to "to" what of [start, end) "from" holds. */
 static int
-track_discard(struct fl_ranges *written, struct fl_ranges *kept,
-	      const struct fl_log *log, const struct fl_entry *e)
+ranges_add_overlap(struct fl_ranges *to, const struct fl_ranges *from,
+		   uint64_t start, uint64_t end)
 {
-	uint64_t start = fl_entry_image_sector(log, e);
-	uint64_t end = start + e->nr_sectors;
 	int ret = 0;
 
-	if (e->op == FLUSHLOG_OP_DISCARD) {
-		for (size_t i = fl_ranges_find(written, start, false);
-		     !ret && i < written->n && written->v[i].start < end; i++)
-			ret = fl_ranges_add(kept, written->v[i].start > start ?
-					    written->v[i].start : start,
-					    written->v[i].end < end ?
-					    written->v[i].end : end);
-		return ret ? ret : fl_ranges_remove(written, start, end);
-	}
-	if (!fl_changes_data(e))
-		return 0;
-	if (e->op == FLUSHLOG_OP_WRITE)
-		ret = fl_ranges_add(written, start, end);
-	else	/* write-zeroes, secure erase: zeroes for sure */
-		ret = fl_ranges_remove(written, start, end);
-	return ret ? ret : fl_ranges_remove(kept, start, end);
+	for (size_t i = fl_ranges_find(from, start, false);
+	     !ret && i < from->n && from->v[i].start < end; i++)
+		ret = fl_ranges_add(to, from->v[i].start > start ?
+				    from->v[i].start : start,
+				    from->v[i].end < end ? from->v[i].end : end);
+	return ret;
 }
 
 /*
- * Which points have a discard state that can differ from their prefix
- * state: some sector whose last change in the prefix is a discard of
- * data, written by the log or (unless the base is zeroes) by the base.
- * One pass, points in log order.
+ * What the "%" state of a prefix holds, as replay builds it (replay.c,
+ * keep_discards()): kept, the sectors whose last change is a discard; and
+ * written, the sectors whose data under the discards is not zeroes (the
+ * base's, unless it is zeroes, or a write's).  The "%" state differs from
+ * the prefix state where the two overlap.  Both follow the newer-write
+ * rule (overtake.c), as replay does: a discard issued after a write
+ * completed keeps that write's data even when durability order applies
+ * the write later.  kept is followed with discards holding their sectors
+ * against older entries, written with discards passing, as if never
+ * issued.
+ */
+struct discard_walk {
+	const struct fl_log *log;
+	struct fl_ranges kept, written, differs;
+	struct fl_newer kept_newer, written_newer;
+};
+
+/* A piece of an entry that changes what the sectors' last change is. */
+static int
+kept_piece(void *arg, uint64_t seq, uint64_t first, uint64_t count)
+{
+	struct discard_walk *w = arg;
+	const struct fl_entry *e = &w->log->entries[seq];
+	uint64_t start = fl_entry_image_sector(w->log, e) + first;
+	int ret;
+
+	if (e->op != FLUSHLOG_OP_DISCARD) {
+		ret = fl_ranges_remove(&w->kept, start, start + count);
+		return ret ? ret : fl_ranges_remove(&w->differs, start,
+						    start + count);
+	}
+	ret = fl_ranges_add(&w->kept, start, start + count);
+	return ret ? ret : ranges_add_overlap(&w->differs, &w->written, start,
+					      start + count);
+}
+
+/*
+ * A piece of an entry that changes what lies under the discards: a write
+ * under a discard that kept its sectors (one that overtook it) makes the
+ * "%" state differ there.
+ */
+static int
+written_piece(void *arg, uint64_t seq, uint64_t first, uint64_t count)
+{
+	struct discard_walk *w = arg;
+	const struct fl_entry *e = &w->log->entries[seq];
+	uint64_t start = fl_entry_image_sector(w->log, e) + first;
+	int ret;
+
+	if (e->op == FLUSHLOG_OP_DISCARD)
+		return 0;
+	if (e->op != FLUSHLOG_OP_WRITE) {	/* zeroes, for sure */
+		ret = fl_ranges_remove(&w->written, start, start + count);
+		return ret ? ret : fl_ranges_remove(&w->differs, start,
+						    start + count);
+	}
+	ret = fl_ranges_add(&w->written, start, start + count);
+	return ret ? ret : ranges_add_overlap(&w->differs, &w->kept, start,
+					      start + count);
+}
+
+static int
+walk_entry(struct discard_walk *w, uint64_t seq)
+{
+	const struct fl_entry *e = &w->log->entries[seq];
+	int ret;
+
+	if (!fl_changes_data(e))
+		return 0;
+	ret = fl_newer_apply(&w->kept_newer, w->log, seq, 0, e->nr_sectors,
+			     kept_piece, w, NULL);
+	return ret ? ret : fl_newer_apply(&w->written_newer, w->log, seq, 0,
+					  e->nr_sectors, written_piece, w, NULL);
+}
+
+/*
+ * Which points have a discard state that differs from their prefix
+ * state.  One pass, points in log order.
  */
 static int
 find_discards(const struct fl_log *log, const struct fl_state_opts *o,
 	      struct point_plan *plan, size_t nr_points)
 {
-	struct fl_ranges written = { 0 }, kept = { 0 };
+	struct discard_walk w = { .log = log };
 	uint64_t j = 0;
 	int ret = 0;
 
+	fl_newer_clear(&w.kept_newer);
+	fl_newer_clear(&w.written_newer);
+	w.written_newer.pass_discards = true;
 	if (!(o->flags & FL_STATE_OPT_ZERO_BASE))
-		ret = fl_ranges_add(&written, 0, log->info.image_sectors);
+		ret = fl_ranges_add(&w.written, 0, log->info.image_sectors);
 	for (size_t i = 0; i < nr_points && !ret; i++) {
 		for (; j < plan[i].nr_applied && !ret; j++)
-			ret = track_discard(&written, &kept, log, &log->entries[j]);
-		plan[i].discard = kept.n > 0;
+			ret = walk_entry(&w, j);
+		plan[i].discard = w.differs.n > 0;
 	}
-	fl_ranges_free(&written);
-	fl_ranges_free(&kept);
+	fl_ranges_free(&w.kept);
+	fl_ranges_free(&w.written);
+	fl_ranges_free(&w.differs);
+	fl_newer_free(&w.kept_newer);
+	fl_newer_free(&w.written_newer);
 	return ret;
 }
 
