@@ -40,7 +40,7 @@ for script in "$DATA"/model-*.fls; do
 		cat "$TEST_TMP/one.out" >&2
 		_fail "$(basename "$script"): flushlog check and the model differ (above)"
 	fi
-	echo "$(basename "$script"): $(cut -d: -f2- "$TEST_TMP/one.out")"
+	echo "$(basename "$script"): $(sed 's/^[^:]*: //' "$TEST_TMP/one.out")"
 done
 
 rc=0
