@@ -30,19 +30,21 @@
  *   - a newer write keeps its sectors: an entry does not change a sector
  *     that an entry applied before it in the same state, issued after it
  *     completed, covers;
- *   - possibly durable at position p: every data-changing entry from p
- *     on submitted before the next flush or FUA entry completed (the end
- *     of p's epoch; the rest of the log if there is none); epoch states
- *     add up to K of them in durability order, a discard as zeroes;
+ *   - possibly durable at a crash point: every data-changing entry from
+ *     its position on submitted before the next flush or FUA point
+ *     completed (the end of its epoch; the rest of the log if there is
+ *     none), and the entry that ends it; epoch states add up to K of them
+ *     in durability order, a discard as zeroes;
  *   - torn: one possibly-durable WRITE in part, its first or its last
  *     blocks of its device, every cut;
  *   - discard: the prefix with every discard in it keeping the data it
  *     found (as if the device ignored it); write-zeroes and secure erase
  *     are always zeroes;
- *   - dm-log-writes logs have no ticks: entry k gets submit = complete =
- *     k + 1.  A write with FLUSH and without FUA is a crash point for its
- *     preflush, while its data is only possibly durable until the next
- *     flush logged after it.
+ *   - dm-log-writes logs have no ticks: the entry logged k-th gets
+ *     submit = complete = k + 1.  A write with FLUSH and without FUA is a
+ *     crash point for its preflush where it was logged; its data comes
+ *     after the crash points logged before the next flush, and is only
+ *     possibly durable until that flush.
  *
  * Run options:
  *   --flushlog PATH --mklog PATH   the programs (default: beside this one)
