@@ -37,9 +37,10 @@
  *     in durability order, a discard as zeroes;
  *   - torn: one possibly-durable WRITE in part, its first or its last
  *     blocks of its device, every cut;
- *   - discard: the prefix with every discard in it keeping the data it
- *     found (as if the device ignored it); write-zeroes and secure erase
- *     are always zeroes;
+ *   - discard: the prefix with every discard in it keeping its old data:
+ *     each sector a discard changed last holds what it would hold had
+ *     the discards never been issued; write-zeroes and secure erase are
+ *     always zeroes;
  *   - dm-log-writes logs have no ticks: the entry logged k-th gets
  *     submit = complete = k + 1.  A write with FLUSH and without FUA is a
  *     crash point for its preflush where it was logged; its data comes
@@ -154,6 +155,7 @@ struct img {
 	uint32_t *src;
 	uint64_t *maxsub;	/* the latest submit tick applied here */
 	uint8_t *cov;		/* some applied entry covers the sector */
+	uint8_t *disc;		/* its last change is a discard's */
 };
 
 /* A set of digests, each with the first name and kind given to it. */
@@ -790,6 +792,7 @@ img_init(const struct model *md, struct img *im)
 	im->src = xcalloc(md->img, sizeof(uint32_t));
 	im->maxsub = xcalloc(md->img, sizeof(uint64_t));
 	im->cov = xcalloc(md->img, 1);
+	im->disc = xcalloc(md->img, 1);
 	for (uint64_t s = 0; s < md->img; s++)
 		im->src[s] = md->log->base ? SRC_BASE : SRC_ZERO;
 }
@@ -800,6 +803,7 @@ img_copy(const struct model *md, struct img *to, const struct img *from)
 	memcpy(to->src, from->src, md->img * sizeof(uint32_t));
 	memcpy(to->maxsub, from->maxsub, md->img * sizeof(uint64_t));
 	memcpy(to->cov, from->cov, md->img);
+	memcpy(to->disc, from->disc, md->img);
 }
 
 static void
@@ -808,6 +812,7 @@ img_free(struct img *im)
 	free(im->src);
 	free(im->maxsub);
 	free(im->cov);
+	free(im->disc);
 }
 
 /*
@@ -825,15 +830,34 @@ apply(const struct model *md, struct img *im, size_t j, uint64_t from, uint64_t 
 	if (!is_data_op(m->e.op))
 		return 0;
 	for (uint64_t s = m->start + from; s < m->start + from + len; s++) {
-		if (im->cov[s] && im->maxsub[s] > m->e.complete)
+		if (im->cov[s] && im->maxsub[s] > m->e.complete) {
 			kept++;
-		else
+		} else {
 			im->src[s] = m->e.op == FLUSHLOG_OP_WRITE ? SRC_ENTRY + (uint32_t)j : SRC_ZERO;
+			im->disc[s] = m->e.op == FLUSHLOG_OP_DISCARD;
+		}
 		im->cov[s] = 1;
 		if (m->e.submit > im->maxsub[s])
 			im->maxsub[s] = m->e.submit;
 	}
 	return kept;
+}
+
+/*
+ * The '%' state: every discard kept its old data.  A sector whose last
+ * change in HELD (the entries applied, discards as zeroes) is a discard
+ * holds what PASSED (the same entries but the discards, as if never
+ * issued) holds; every other sector, what HELD holds: written since its
+ * discards, it shows nothing of them.  Both follow the newer-write rule:
+ * a discard issued after a write completed that durability order applies
+ * later keeps that write out in HELD, not in PASSED.
+ */
+static void
+keep_discards(const struct model *md, struct img *held, const struct img *passed)
+{
+	for (uint64_t s = 0; s < md->img; s++)
+		if (held->disc[s])
+			held->src[s] = passed->src[s];
 }
 
 static uint64_t
@@ -947,12 +971,12 @@ epoch_sets(const struct model *md, struct dset *ds, const struct img *pre, struc
 static void
 enumerate(const struct model *md, struct dset *ds)
 {
-	struct img pre, pct, tmp;
+	struct img pre, pass, tmp;
 	size_t applied = 0, pd[256], chosen[8];
 	char name[128];
 
 	img_init(md, &pre);
-	img_init(md, &pct);
+	img_init(md, &pass);
 	img_init(md, &tmp);
 	for (size_t p = 0; p < md->npoints; p++) {
 		size_t pos = md->points[p].pos, npd = 0;
@@ -963,12 +987,14 @@ enumerate(const struct model *md, struct dset *ds)
 				stats.newer_wins += apply(md, &pre, applied, 0,
 							  md->m[applied].e.nr) > 0;
 				if (md->m[applied].e.op != FLUSHLOG_OP_DISCARD)
-					apply(md, &pct, applied, 0, md->m[applied].e.nr);
+					apply(md, &pass, applied, 0, md->m[applied].e.nr);
 			}
 			snprintf(name, sizeof(name), "%zu", pos);
 			dset_add(ds, img_digest(md, &pre), name, "prefix");
+			img_copy(md, &tmp, &pre);
+			keep_discards(md, &tmp, &pass);
 			snprintf(name, sizeof(name), "%zu%%", pos);
-			dset_add(ds, img_digest(md, &pct), name, "discard");
+			dset_add(ds, img_digest(md, &tmp), name, "discard");
 		}
 		for (size_t j = pos; j < md->n && npd < 256; j++)
 			if (possibly_durable(md, p, j))
@@ -997,7 +1023,7 @@ enumerate(const struct model *md, struct dset *ds)
 		}
 	}
 	img_free(&pre);
-	img_free(&pct);
+	img_free(&pass);
 	img_free(&tmp);
 }
 
@@ -1048,10 +1074,28 @@ parse_name(const char *s, struct sname *sn)
 	return !*s;
 }
 
+/* Entries 0..N-1, the extra ones or the torn part; without the discards. */
+static void
+apply_named(const struct model *md, const struct sname *sn, struct img *im, bool pass)
+{
+	for (size_t j = 0; j < sn->n; j++)
+		if (!pass || md->m[j].e.op != FLUSHLOG_OP_DISCARD)
+			apply(md, im, j, 0, md->m[j].e.nr);
+	for (size_t i = 0; i < sn->nextra; i++) {
+		size_t j = sn->extra[i];
+
+		if (!pass || md->m[j].e.op != FLUSHLOG_OP_DISCARD)
+			apply(md, im, j, 0, md->m[j].e.nr);
+	}
+	if (sn->is_torn)
+		apply(md, im, sn->torn, sn->from, sn->len);
+}
+
 /*
  * The state a name describes, as the model builds it: entries 0..N-1,
- * then the extra ones or the torn part, a discard among them keeping its
- * data with '%'.  Returns false when the name points outside the log.
+ * then the extra ones or the torn part, the discards among them keeping
+ * their data with '%'.  Returns false when the name points outside the
+ * log.
  */
 static bool
 build_named(const struct model *md, const struct sname *sn, struct img *im)
@@ -1064,17 +1108,15 @@ build_named(const struct model *md, const struct sname *sn, struct img *im)
 	if (sn->is_torn && (sn->torn >= md->n || sn->from + sn->len > md->m[sn->torn].e.nr ||
 			    !is_data_op(md->m[sn->torn].e.op)))
 		return false;
-	for (size_t j = 0; j < sn->n; j++)
-		if (!sn->pct || md->m[j].e.op != FLUSHLOG_OP_DISCARD)
-			apply(md, im, j, 0, md->m[j].e.nr);
-	for (size_t i = 0; i < sn->nextra; i++) {
-		size_t j = sn->extra[i];
+	apply_named(md, sn, im, false);
+	if (sn->pct) {
+		struct img passed;
 
-		if (!sn->pct || md->m[j].e.op != FLUSHLOG_OP_DISCARD)
-			apply(md, im, j, 0, md->m[j].e.nr);
+		img_init(md, &passed);
+		apply_named(md, sn, &passed, true);
+		keep_discards(md, im, &passed);
+		img_free(&passed);
 	}
-	if (sn->is_torn)
-		apply(md, im, sn->torn, sn->from, sn->len);
 	return true;
 }
 
