@@ -14,7 +14,8 @@
 # every image handed over is a state of the model and the state its name
 # says; every state of the model is handed over.  A mismatch is shrunk to
 # a minimal log, printed with the state that differs.  The logs of
-# tests/data/model-*.fls are mismatches it found, each a case of its own.
+# tests/data/model-*.fls are logs on which the two once differed, each
+# a case of its own.
 #
 # FL_MODEL_SEED, FL_MODEL_COUNT and FL_MODEL_SECONDS choose the logs
 # (default seed 29, 200 logs, no time limit); a long run is, for example,
