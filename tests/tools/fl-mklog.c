@@ -29,7 +29,8 @@
  *   discard|zeroes|erase SECTOR NR [ticks S C] [dev N]
  *   flush [ticks S C] [dev N]          (dev: the data device, default 0;
  *                              a flush's "baddev N" is not checked)
- *   mark LABEL
+ *   mark LABEL [tick T]        (T: its submit and complete tick; default
+ *                              one past the highest tick so far)
  *   empty                      no operation: a log of no entries
  *   raw op=N flags=N sector=N nr=N datalen=N label=S lwflags=N
  *                              (a crafted entry; lwflags: dm-log-writes')
@@ -211,8 +212,13 @@ emit_flushlog(const struct op *o, const unsigned char *data)
 		       log_off, log_block + ((o->data_len + log_block - 1) & ~(uint64_t)(log_block - 1)));
 	log_off += log_block;
 	if (data && o->data_len) {
+		uint64_t padded = (o->data_len + log_block - 1) & ~(uint64_t)(log_block - 1);
+		static const unsigned char zero[FLUSHLOG_MAX_BLOCK_SIZE];
+
 		put_at(data, o->data_len, log_off);
-		log_off += (o->data_len + log_block - 1) & ~(uint64_t)(log_block - 1);
+		/* the padding too: a last entry's would be missing from the file */
+		put_at(zero, padded - o->data_len, log_off + o->data_len);
+		log_off += padded;
 	}
 }
 
@@ -598,10 +604,13 @@ run_script(FILE *in)
 			parse_tail(&o, tok + 1, n - 1);
 			do_op(&o);
 			continue;
-		} else if (!strcmp(tok[0], "mark") && n == 2) {
+		} else if (!strcmp(tok[0], "mark") &&
+			   (n == 2 || (n == 4 && !strcmp(tok[2], "tick")))) {
 			o.op = FLUSHLOG_OP_MARK;
 			o.label = tok[1];
-			o.submit = o.complete = ++tick;
+			o.submit = o.complete = n == 4 ? num(tok[3]) : ++tick;
+			if (o.complete > tick)
+				tick = o.complete;
 			do_op(&o);
 			continue;
 		} else if (!strcmp(tok[0], "raw")) {
