@@ -245,12 +245,13 @@ cmp_flush_key(const void *a, const void *b)
  * same submit_tick) as the tick its data was sent at.  The ticks of one
  * target are all distinct, so there is one such entry; should a writer
  * give several, the latest is taken.  A flush that completed after the
- * write cannot be the one its data waited for, and a write with no FLUSH
- * entry (the format has one; the reading rules do not insist) is taken as
- * sent at its completion: the log does not say when its flush completed.
- * That is a guess (docs/log-format.md says what it can leave out); the
- * target never writes such a log, as dm core hands it a flush with data
- * as an empty flush, then the data alone.
+ * write cannot be the one its data waited for.  A write with no FLUSH
+ * entry (the format has one; the reading rules do not insist) keeps its
+ * own submit_tick, as any write: the log does not say when its flush
+ * completed, and a state missed is a bug missed, so every state it could
+ * be in is offered, and perhaps some it could not (its data before its
+ * flush).  The target never writes such a log: dm core hands it a flush
+ * with data as an empty flush, then the data alone.
  */
 int
 fl_log_pair_preflush(struct fl_log *log)
@@ -289,7 +290,7 @@ fl_log_pair_preflush(struct fl_log *log)
 	for (uint64_t i = 0; i < n; i++) {
 		const struct fl_entry *e = &ent[i];
 		struct flush_key key = { e->device, e->submit_tick, 0 };
-		uint64_t tick = e->complete_tick, paired = 0;
+		uint64_t tick = e->submit_tick, paired = 0;
 		bool found = false;
 		size_t lo = 0, hi = nr_flushes;
 
