@@ -690,6 +690,38 @@ order_log_writes(struct model *md)
 	}
 }
 
+/*
+ * log-format.md, A write with PREFLUSH: the block layer sends the data
+ * only once its flush completed, so the WRITE counts as submitted at the
+ * complete_tick of its FLUSH entry (its device's, with its submit_tick;
+ * one that completed after the write cannot be it; of several, the
+ * latest); without one, at its own submit_tick.
+ */
+static void
+pair_preflush(struct model *md)
+{
+	for (size_t j = 0; j < md->n; j++) {
+		struct ent *w = &md->m[j].e;
+		uint64_t paired = 0;
+		bool found = false;
+
+		if (w->op != FLUSHLOG_OP_WRITE || !(w->flags & FLUSHLOG_F_PREFLUSH) ||
+		    (w->flags & FLUSHLOG_F_FUA))
+			continue;
+		for (size_t k = 0; k < md->n; k++) {
+			const struct ent *f = &md->m[k].e;
+
+			if (f->op == FLUSHLOG_OP_FLUSH && f->dev == w->dev && f->submit == w->submit &&
+			    f->complete <= w->complete && (!found || f->complete > paired)) {
+				paired = f->complete;
+				found = true;
+			}
+		}
+		if (found)
+			w->submit = paired;
+	}
+}
+
 static void
 model_build(struct model *md, const struct log *l)
 {
@@ -714,6 +746,8 @@ model_build(struct model *md, const struct log *l)
 		free(from);
 	}
 	add_point(md, "end", false, 0, NO_ENTRY);
+	if (l->fmt != FMT_LW)
+		pair_preflush(md);
 
 	/* the image: every device from a 4 KiB boundary after the one before */
 	if (l->fmt == FMT_LW) {
