@@ -70,10 +70,10 @@ check_entries(const struct fl_log *log)
 		} else {
 			FUZZ_ASSERT(!*label);
 		}
-		/* a range lies on the device: replay writes it unchecked */
+		/* a range lies on its device: replay writes it unchecked */
 		if (e[i].op != FLUSHLOG_OP_FLUSH && e[i].op != FLUSHLOG_OP_MARK)
 			FUZZ_ASSERT(e[i].sector + e[i].nr_sectors >= e[i].sector &&
-				    e[i].sector + e[i].nr_sectors <= info->data_sectors);
+				    e[i].sector + e[i].nr_sectors <= fl_log_device(log, e[i].device)->sectors);
 	}
 	FUZZ_ASSERT(marks == log->counts.marks);
 }

@@ -45,7 +45,7 @@ same_state(const struct fl_state *a, const struct fl_state *b)
 static bool
 image_fits(const struct fl_log *log)
 {
-	return fl_log_info(log)->data_sectors <= MAX_IMAGE >> FLUSHLOG_SECTOR_SHIFT;
+	return fl_log_info(log)->image_sectors <= MAX_IMAGE >> FLUSHLOG_SECTOR_SHIFT;
 }
 
 /* Step through every crash point: one forward pass of the log. */
@@ -55,7 +55,7 @@ replay_points(struct fl_log *log, const struct fl_point *points, size_t n)
 	struct fl_error err = { 0 };
 	struct fl_replay *r;
 
-	fuzz_file_zero(&image, fl_log_info(log)->data_sectors << FLUSHLOG_SECTOR_SHIFT);
+	fuzz_file_zero(&image, fl_log_info(log)->image_sectors << FLUSHLOG_SECTOR_SHIFT);
 	FUZZ_ASSERT(fl_replay_open(log, image.fd, &r, &err) == 0);
 	for (size_t i = 0; i < n; i++) {
 		if (fl_replay_to(r, points[i].nr_applied, &err)) {
@@ -75,7 +75,7 @@ replay_state(struct fl_log *log, const struct fl_state *s)
 	struct fl_replay *r;
 	int ret;
 
-	fuzz_file_zero(&image, fl_log_info(log)->data_sectors << FLUSHLOG_SECTOR_SHIFT);
+	fuzz_file_zero(&image, fl_log_info(log)->image_sectors << FLUSHLOG_SECTOR_SHIFT);
 	FUZZ_ASSERT(fl_replay_open(log, image.fd, &r, &err) == 0);
 	ret = fl_replay_to(r, s->base, &err);
 	fl_replay_close(r);

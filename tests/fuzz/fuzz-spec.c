@@ -123,7 +123,7 @@ check_state(struct fl_log *log, const char *name)
 		    fl_state_keeps_discards(s) == s->keep_discards);
 	fl_state_free(t);
 	/* and applies onto an image of the device: the logs are small */
-	fuzz_file_zero(&image, info->data_sectors << FLUSHLOG_SECTOR_SHIFT);
+	fuzz_file_zero(&image, info->image_sectors << FLUSHLOG_SECTOR_SHIFT);
 	if (fl_state_apply(log, image.fd, s, &err))
 		FUZZ_ASSERT(err.msg[0] && err.source != FL_ERR_OUTPUT);
 	fl_state_free(s);
