@@ -24,7 +24,7 @@
 _require_cmd mmdebstrap
 _require_cmd unshare
 # (a module of the host's is never loaded for a test)
-grep -qw overlay /proc/filesystems || _skip "no overlay filesystem in this kernel (modprobe overlay)"
+grep -qw overlay /proc/filesystems || _skip "no overlay filesystem in this kernel: the test never loads a module of the host's (an administrator may, with modprobe overlay)"
 
 # What the README assumes of a fresh machine, besides Debian 12 itself.
 ASSUMED=git,make
