@@ -76,6 +76,23 @@
  * data: CRC32C, or with FLUSHLOG_SF_DATA_XXH64 the low 32 bits of XXH64
  * with seed 0 (the kernel's xxh64(buf, len, 0)), which costs far less than
  * CRC32C where the CRC instruction is emulated.
+ * Size.  A device may change size while its log goes on (a table reload
+ * that grows or shrinks it).  super.devices[d].sectors (data_sectors for
+ * device 0) is the device's size when it was first listed; a RESIZE entry
+ * says that from its place in the log on, device entry.device has
+ * entry.sector sectors.  Every range lies within its device's size where
+ * the entry stands in the log, and an image of the device is as large as
+ * the largest of its sizes.  A RESIZE has one tick, as a mark does, stays
+ * where it is in durability order and is not a crash point.
+ *
+ * Failed bios.  A bio that failed is logged with FLUSHLOG_F_FAILED: what
+ * it left on its range is unknown.  Each logical block of the range may
+ * hold its old content or the bio's (zeroes for write-zeroes, anything for
+ * a discard), in any mix, at every crash point from the bio's submission
+ * on, until a write submitted after the failed one completed holds it.  A
+ * failed entry is never guaranteed durable, and a failed FLUSH makes
+ * nothing durable.  A failed write's data is what the bio carried.
+ *
  * The super block is rewritten at a clean shutdown with the entry count and
  * FLUSHLOG_STATE_CLEAN (but for a log whose writes failed, which stays
  * DIRTY); while it says DIRTY, a reader takes entries until the first one
@@ -125,7 +142,7 @@ enum flushlog_state {
  * zeroes: absent, a number below nr_devices that no entry uses.
  */
 struct flushlog_device {
-	__le64	sectors;	/* sectors the target maps and logs */
+	__le64	sectors;	/* sectors the target maps, when listed */
 	__le32	block_size;	/* logical block size of the device */
 	__le32	reserved;	/* zero */
 };
@@ -140,7 +157,7 @@ struct flushlog_super {
 	__le32	crc;		/* CRC32C of these 512 bytes */
 	__le32	log_block_size;	/* bytes per log block, power of 2 */
 	__le32	data_block_size; /* logical block size of the data device */
-	__le64	data_sectors;	/* sectors the target maps and logs */
+	__le64	data_sectors;	/* sectors the target maps, when listed */
 	__le64	log_sectors;	/* capacity of the log device, in sectors */
 	__le64	nr_entries;	/* entries in the log; true when CLEAN */
 	__le64	used_sectors;	/* log sectors used incl. super; when CLEAN */
@@ -164,6 +181,7 @@ enum flushlog_op {
 	FLUSHLOG_OP_SECURE_ERASE = 4,	/* a discard that must erase */
 	FLUSHLOG_OP_FLUSH = 5,		/* a cache flush completed here */
 	FLUSHLOG_OP_MARK = 6,		/* a user's label; no I/O */
+	FLUSHLOG_OP_RESIZE = 7,		/* the device's size is now .sector */
 };
 
 /* entry.flags: the bio's REQ_* flags that matter to ordering */
@@ -173,9 +191,11 @@ enum flushlog_op {
 #define FLUSHLOG_F_SYNC		(1U << 3)	/* bio carried REQ_SYNC */
 #define FLUSHLOG_F_NO_DATA	(1U << 4)	/* a write whose data was not kept */
 #define FLUSHLOG_F_NOUNMAP	(1U << 5)	/* write-zeroes with REQ_NOUNMAP */
+#define FLUSHLOG_F_FAILED	(1U << 6)	/* the bio failed: outcome unknown */
 #define FLUSHLOG_F_ALL		(FLUSHLOG_F_PREFLUSH | FLUSHLOG_F_FUA | \
 				 FLUSHLOG_F_META | FLUSHLOG_F_SYNC | \
-				 FLUSHLOG_F_NO_DATA | FLUSHLOG_F_NOUNMAP)
+				 FLUSHLOG_F_NO_DATA | FLUSHLOG_F_NOUNMAP | \
+				 FLUSHLOG_F_FAILED)
 
 /*
  * An entry header: the first 512 bytes of a log block.
@@ -190,7 +210,8 @@ struct flushlog_entry {
 	__le32	crc;		/* CRC32C of these 512 bytes */
 	__le64	log_id;		/* super.log_id: tells stale entries apart */
 	__le64	seq;		/* entry number: 0, 1, 2, ... */
-	__le64	sector;		/* first data-device sector; 0 if no range */
+	__le64	sector;		/* first data-device sector; 0 if no range;
+				 * RESIZE: the device's new size */
 	__le32	nr_sectors;	/* length on the data device, in sectors */
 	__le32	data_len;	/* bytes of data after this header */
 	__le16	op;		/* enum flushlog_op */
