@@ -24,7 +24,6 @@
 #include <linux/uuid.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
-#include <linux/xxhash.h>
 #ifdef FLUSHLOG_OUT_OF_TREE
 #include "dm-flushlog-compat.h"
 #endif
@@ -65,7 +64,7 @@
  * its memory budget, and each entry names its device.  A flush of one
  * device makes only that device's writes durable; the reader sorts that
  * out from the ticks, as for one device.  Options that shape the log
- * (on_full, no_data, data_checksum, max_pending) must be the same for all
+ * (on_full, no_data, max_pending) must be the same for all
  * of them.
  *
  * Lifetime.  A log lives as long as some table holds its log device.  It
@@ -170,7 +169,6 @@ struct flushlog_log {
 	struct list_head logs;		/* on flushlog_logs */
 	bool on_full_fail;	/* fail writes when the log cannot take them */
 	bool no_data;		/* log headers only */
-	bool data_crc32c;	/* data checksums CRC32C, not XXH64 */
 	u64 max_pending;	/* bytes of logging memory allowed */
 	u32 log_block_size;	/* bytes; one entry header each */
 	sector_t log_capacity;	/* sectors of the log device */
@@ -203,7 +201,7 @@ struct flushlog_log {
 	sector_t logged_sector;		/* the log below it is written */
 	sector_t durable_sector;	/* and below it flushed */
 	sector_t flush_target;		/* logged_sector when the flush went */
-	bool log_flush_running;
+	bool log_flush_running;		/* one at a time, queued or in flight */
 	struct bio_list held;		/* struct pending_entry.held, in log order */
 	wait_queue_head_t pending_wait;	/* woken under lock: see uncharge */
 	wait_queue_head_t log_bios_wait;
@@ -216,7 +214,7 @@ struct flushlog_log {
 
 	struct workqueue_struct *wq;
 	struct delayed_work log_work;
-	struct work_struct flush_work;	/* on_full=fail: flush the log */
+	struct work_struct log_flush_work;	/* on_full=fail: flush the log */
 	struct bio_set bs;		/* log bios and clones */
 	mempool_t *page_pool;
 	mempool_t *entry_pool;
@@ -226,7 +224,7 @@ struct flushlog_log {
 
 /* What a target's table says of its log: devices sharing it agree. */
 struct log_options {
-	bool on_full_fail, no_data, data_crc32c;
+	bool on_full_fail, no_data;
 	bool new_log;		/* the first resume starts a new log */
 	unsigned int max_pending_mib;	/* 0: the default, not in the table */
 };
@@ -537,7 +535,10 @@ static int reserve_log_space(struct flushlog_log *log, sector_t sectors)
 
 	spin_lock_irqsave(&log->lock, flags);
 	if (log->state != LOGGING_ON) {
-		r = log->on_full_fail ? -EIO : 1;
+		if (log->on_full_fail)
+			r = log->state == LOGGING_FULL ? -ENOSPC : -EIO;
+		else
+			r = 1;
 	} else if (log->reserved + sectors > log->log_capacity) {
 		if (!log->filled)
 			DMWARN("%s: log device full, %s", log->name,
@@ -617,8 +618,9 @@ static void __entry_completed(struct flushlog_log *log, struct pending_entry *e)
 /*
  * The data device has what the clone wrote.  on_full=fail promises a
  * log entry for every write that succeeds, so there the bio is held
- * until its entry is on the log device (release_held); elsewhere it
- * completes now, and flushlog_end_io queues its entry.
+ * until its entry is on the log device, and a flush or FUA write until
+ * the log device was flushed too (release_held); elsewhere it completes
+ * now, and flushlog_end_io queues its entry.
  */
 static void logged_clone_end_io(struct bio *clone)
 {
@@ -652,8 +654,8 @@ static void logged_clone_end_io(struct bio *clone)
  * device then hold the same bytes whatever happens to the bio's pages.
  * Entries without data go through a clone too with on_full=fail, which
  * holds every logged bio until it is logged.  The bio completes, through
- * flushlog_end_io, when the clone has (and with on_full=fail, its entry
- * is on the log device).
+ * flushlog_end_io, when the clone has (and with on_full=fail, once
+ * release_held lets it).
  */
 static int submit_logged_clone(struct flushlog_c *fc, struct bio *bio,
 			       struct pending_entry *e)
@@ -751,10 +753,14 @@ static void __queue_ready(struct flushlog_log *log, struct pending_entry *e)
 		queue_delayed_work(log->wq, &log->log_work, FLUSHLOG_BATCH_DELAY);
 }
 
-/* A bio refused before it reached the media changed nothing. */
+/*
+ * A bio refused with BLK_STS_AGAIN (REQ_NOWAIT) changed nothing, and dm
+ * may map it again.  Any other error may have come after a part of a
+ * split bio was written, NOTSUPP too.
+ */
 static bool changed_nothing(blk_status_t status)
 {
-	return status == BLK_STS_NOTSUPP || status == BLK_STS_AGAIN;
+	return status == BLK_STS_AGAIN;
 }
 
 static int flushlog_end_io(struct dm_target *ti, struct bio *bio,
@@ -794,26 +800,21 @@ static int flushlog_end_io(struct dm_target *ti, struct bio *bio,
 	return DM_ENDIO_DONE;
 }
 
-/* Data checksums: see FLUSHLOG_SF_DATA_XXH64 for why XXH64 by default. */
-static u32 data_checksum(struct flushlog_log *log, struct pending_entry *e)
+/* The data's CRC32C, as the header's: one checksum for the whole log. */
+static u32 data_checksum(struct pending_entry *e)
 {
 	u32 crc = ~0U, left = e->data_len;
-	struct xxh64_state xxh;
 	unsigned int i;
 
-	xxh64_reset(&xxh, 0);
 	for (i = 0; left; i++) {
 		u32 len = min_t(u32, left, PAGE_SIZE);
 		void *p = kmap_local_page(entry_data(e)[i]);
 
-		if (log->data_crc32c)
-			crc = crc32c(crc, p, len);
-		else
-			xxh64_update(&xxh, p, len);
+		crc = crc32c(crc, p, len);
 		kunmap_local(p);
 		left -= len;
 	}
-	return log->data_crc32c ? ~crc : (u32)xxh64_digest(&xxh);
+	return ~crc;
 }
 
 static void fill_header(struct flushlog_log *log, struct pending_entry *e)
@@ -829,7 +830,7 @@ static void fill_header(struct flushlog_log *log, struct pending_entry *e)
 	h->data_len = cpu_to_le32(e->data_len);
 	h->op = cpu_to_le16(e->op);
 	h->flags = cpu_to_le16(e->flags);
-	h->data_crc = cpu_to_le32(e->data_len ? data_checksum(log, e) : 0);
+	h->data_crc = cpu_to_le32(e->data_len ? data_checksum(e) : 0);
 	h->submit_tick = cpu_to_le64(e->submit_tick);
 	h->complete_tick = cpu_to_le64(e->complete_tick);
 	h->time_ns = cpu_to_le64(e->time_ns);
@@ -851,8 +852,9 @@ static bool __may_release(struct flushlog_log *log, struct per_bio_data *pb,
 {
 	if (pb->log_end > log->logged_sector)
 		return false;
+	/* a log device without a volatile cache is durable once written */
 	if (!pb->durable || pb->log_end <= log->durable_sector ||
-	    log->state == LOGGING_ERROR)
+	    !bdev_write_cache(log->bdev) || log->state == LOGGING_ERROR)
 		return true;
 	*flush = true;
 	return false;
@@ -885,7 +887,7 @@ static void release_held(struct flushlog_log *log)
 		log->log_flush_running = true;
 		/* counted from now: drain_log waits for it */
 		log->nr_log_bios++;
-		queue_work(log->wq, &log->flush_work);
+		queue_work(log->wq, &log->log_flush_work);
 	}
 	spin_unlock_irqrestore(&log->lock, flags);
 	while ((bio = bio_list_pop(&done))) {
@@ -936,7 +938,7 @@ static void log_flush_end_io(struct bio *bio)
 static void flushlog_flush_work(struct work_struct *work)
 {
 	struct flushlog_log *log = container_of(work, struct flushlog_log,
-					     flush_work);
+					     log_flush_work);
 	struct bio *bio;
 
 	bio = bio_alloc_bioset(log->bdev, 0,
@@ -1105,6 +1107,8 @@ static void flushlog_log_work(struct work_struct *work)
 		list_del(&e->list);
 		if (logged)
 			write_entry(log, &bio, e);
+		else
+			release_log_space(log, e->log_sectors);
 		if (e->held)
 			hold_until_logged(log, logged ? &held : &failed, e,
 					  logged);
@@ -1143,8 +1147,6 @@ static int write_super(struct flushlog_log *log, enum flushlog_state state)
 	page = mempool_alloc(log->page_pool, GFP_NOIO);
 	if (log->no_data)
 		flags |= FLUSHLOG_SF_NO_DATA;
-	if (!log->data_crc32c)
-		flags |= FLUSHLOG_SF_DATA_XXH64;
 	if (READ_ONCE(log->filled))
 		flags |= FLUSHLOG_SF_FULL;
 	if (READ_ONCE(log->state) == LOGGING_ERROR)
@@ -1208,10 +1210,21 @@ static bool log_shared(struct flushlog_c *fc)
 	return shared;
 }
 
+static unsigned long max_pending_ceiling_mib(void)
+{
+	return totalram_pages() >> (20 - PAGE_SHIFT) >> 1;
+}
+
+/* The default, on a machine too small for it, is what the ceiling allows. */
 static u64 max_pending_bytes(const struct log_options *opt)
 {
-	return (u64)(opt->max_pending_mib ?:
-		     FLUSHLOG_DEFAULT_MAX_PENDING_MIB) << 20;
+	unsigned long mib = opt->max_pending_mib;
+
+	if (!mib)
+		mib = clamp(max_pending_ceiling_mib(),
+			    (unsigned long)FLUSHLOG_MIN_MAX_PENDING_MIB,
+			    (unsigned long)FLUSHLOG_DEFAULT_MAX_PENDING_MIB);
+	return (u64)mib << 20;
 }
 
 /* max_pending=64 and no max_pending are one budget */
@@ -1220,7 +1233,6 @@ static bool options_equal(const struct log_options *a,
 {
 	return a->on_full_fail == b->on_full_fail &&
 	       a->no_data == b->no_data &&
-	       a->data_crc32c == b->data_crc32c &&
 	       max_pending_bytes(a) == max_pending_bytes(b);
 }
 
@@ -1229,7 +1241,6 @@ static bool same_options(const struct flushlog_log *log,
 {
 	return log->on_full_fail == opt->on_full_fail &&
 	       log->no_data == opt->no_data &&
-	       log->data_crc32c == opt->data_crc32c &&
 	       log->max_pending == max_pending_bytes(opt);
 }
 
@@ -1238,7 +1249,6 @@ static void set_options(struct flushlog_log *log,
 {
 	log->on_full_fail = opt->on_full_fail;
 	log->no_data = opt->no_data;
-	log->data_crc32c = opt->data_crc32c;
 	log->max_pending = max_pending_bytes(opt);
 }
 
@@ -1301,30 +1311,44 @@ static int start_log(struct flushlog_log *log, struct flushlog_c *fc)
 }
 
 /*
+ * Under log->lifecycle: whether fc may start a new log in place of the
+ * live one.  A table of the log still resumed (one whose device's resume
+ * failed after its preresume) may have entries on the way.
+ */
+static char *new_log_error(struct flushlog_c *fc)
+{
+	if (log_shared(fc))
+		return "A new log (new_log) would drop another device's entries";
+	if (fc->log->nr_active)
+		return "A new log (new_log) while a table of the log is resumed";
+	return NULL;
+}
+
+/*
  * Under log->lifecycle: whether fc may go on with the live log.  A
  * reader checks each entry against its device as the log describes it,
  * so a number keeps its device, and a device its number and block size,
  * until a new log starts; a size may change, as a RESIZE entry says.
  */
-static const char *continue_log_error(struct flushlog_c *fc)
+static char *continue_log_error(struct flushlog_c *fc)
 {
 	struct flushlog_log *log = fc->log;
 	struct log_device *dev = &log->devices[fc->device];
 	u32 d;
 
 	if (!same_options(log, &fc->opt))
-		return "its options differ from the log's (new_log starts a new log)";
+		return "Log options differ from the live log's (new_log starts a new log)";
 	if (dev->retired)
-		return "its number was a device's that left the log";
+		return "Device number spent: its device left the log";
 	if (dev->sectors && dev->owner != fc->md)
-		return "its number is another device's in the log";
+		return "Device number is another device's in the log";
 	if (dev->sectors &&
 	    dev->block_size != bdev_logical_block_size(fc->data_dev->bdev))
-		return "its logical block size changed (new_log starts a new log)";
+		return "Logical block size changed (new_log starts a new log)";
 	for (d = 0; d < log->nr_devices; d++)
 		if (d != fc->device && log->devices[d].sectors &&
 		    log->devices[d].owner == fc->md)
-			return "its device number changed (new_log starts a new log)";
+			return "Device number changed (new_log starts a new log)";
 	return NULL;
 }
 
@@ -1369,7 +1393,10 @@ static void log_resize(struct flushlog_c *fc)
 
 	e = alloc_event_entry(fc, FLUSHLOG_OP_RESIZE);
 	if (!e) {
-		stop_logging(log, LOGGING_FULL);
+		WRITE_ONCE(log->filled, true);
+		if (stop_logging(log, LOGGING_FULL))
+			DMERR("%s: no room in the log for %s's resize, logging stopped",
+			      log->name, dm_device_name(fc->md));
 		return;
 	}
 	e->sector = fc->data_sectors;
@@ -1387,14 +1414,12 @@ static void log_resize(struct flushlog_c *fc)
 static int start_or_continue(struct flushlog_c *fc, bool *start)
 {
 	struct flushlog_log *log = fc->log;
-	const char *error = NULL;
+	char *error = NULL;
 
 	*start = READ_ONCE(log->state) == LOGGING_IDLE;
 	if (!*start && fc->opt.new_log && !fc->ever_resumed) {
-		if (log_shared(fc))
-			error = "cannot start a new log: another device shares it";
-		else
-			*start = true;
+		error = new_log_error(fc);
+		*start = !error;
 	}
 	if (*start)
 		return start_log(log, fc);
@@ -1598,19 +1623,14 @@ static void flushlog_dtr(struct dm_target *ti)
 	kfree(fc);
 }
 
-static unsigned long max_pending_ceiling_mib(void)
-{
-	return totalram_pages() >> (20 - PAGE_SHIFT) >> 1;
-}
-
 static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 			  struct dm_target *ti)
 {
 	struct log_options *opt = &fc->opt;
 	static const struct dm_arg _args[] = {
-		{0, 6, "Invalid number of feature arguments"},
+		{0, 5, "Invalid number of feature arguments"},
 	};
-	bool have_on_full = false, have_checksum = false;
+	bool have_on_full = false;
 	unsigned int argc, mib, device;
 	const char *arg;
 	char dummy;
@@ -1645,18 +1665,6 @@ static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 				opt->on_full_fail = true;
 			} else if (strcmp(arg + 8, "stop")) {
 				ti->error = "Invalid on_full value (expected stop or fail)";
-				return -EINVAL;
-			}
-		} else if (!strncmp(arg, "data_checksum=", 14)) {
-			if (have_checksum) {
-				ti->error = "Duplicate data_checksum argument";
-				return -EINVAL;
-			}
-			have_checksum = true;
-			if (!strcmp(arg + 14, "crc32c")) {
-				opt->data_crc32c = true;
-			} else if (strcmp(arg + 14, "xxh64")) {
-				ti->error = "Invalid data_checksum (expected xxh64 or crc32c)";
 				return -EINVAL;
 			}
 		} else if (!strncmp(arg, "max_pending=", 12)) {
@@ -1695,10 +1703,6 @@ static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 	}
 	if (as->argc) {
 		ti->error = "Invalid argument count";
-		return -EINVAL;
-	}
-	if (opt->no_data && have_checksum) {
-		ti->error = "data_checksum and no_data exclude each other";
 		return -EINVAL;
 	}
 	return 0;
@@ -1750,7 +1754,7 @@ static struct flushlog_log *create_log(struct flushlog_c *fc,
 	init_waitqueue_head(&log->log_bios_wait);
 	mutex_init(&log->page_pool_lock);
 	INIT_DELAYED_WORK(&log->log_work, flushlog_log_work);
-	INIT_WORK(&log->flush_work, flushlog_flush_work);
+	INIT_WORK(&log->log_flush_work, flushlog_flush_work);
 	log->state = LOGGING_IDLE;
 	log->bdev = fc->log_dev->bdev;
 	strscpy(log->name, fc->log_dev->name, sizeof(log->name));
@@ -1805,6 +1809,7 @@ static int may_join(struct flushlog_log *log, struct flushlog_c *fc,
 /*
  * Under flushlog_logs_lock: a device that is one flushlog target's data
  * device and another's log device would have each write over the other.
+ * Only the same block device is caught, not one stacked on the other.
  */
 static int check_crossed_devices(struct flushlog_c *fc, struct dm_target *ti)
 {
@@ -1824,6 +1829,31 @@ static int check_crossed_devices(struct flushlog_c *fc, struct dm_target *ti)
 		}
 	}
 	return 0;
+}
+
+/*
+ * A table that cannot go on with the live log, or start a new one, is
+ * refused when it is loaded, while the device's old table still serves
+ * it, rather than at its resume, which would leave the device suspended.
+ * Preresume checks again: a log can change between the two.
+ */
+static int check_live_log(struct flushlog_c *fc, struct dm_target *ti)
+{
+	struct flushlog_log *log = fc->log;
+	char *error = NULL;
+
+	mutex_lock(&log->lifecycle);
+	if (READ_ONCE(log->state) == LOGGING_IDLE)
+		error = NULL;
+	else if (!fc->opt.new_log)
+		error = continue_log_error(fc);
+	else if (log_shared(fc))
+		error = "A new log (new_log) would drop another device's entries";
+	mutex_unlock(&log->lifecycle);
+	if (!error)
+		return 0;
+	ti->error = error;
+	return -EBUSY;
 }
 
 /* Join the log of fc's log device, or make it. */
@@ -1870,17 +1900,19 @@ out:
  *   on_full=stop     when the log device is full, stop logging and go on
  *                    serving I/O (the default)
  *   on_full=fail     fail writes the log cannot take: -ENOSPC when they do
- *                    not fit, -EIO once a log write failed
+ *                    not fit, -EIO once a log write failed; a write
+ *                    completes once its entry is on the log device, a
+ *                    flush or FUA write once the log device is flushed
  *   no_data          log the headers of writes but not their data
- *   data_checksum=xxh64|crc32c
- *                    the data's checksum (xxh64)
  *   max_pending=MiB  memory for writes not yet on the log device (64; at
  *                    most half of the machine's memory)
  *   device=N         this device's number (0 to 15) in a log shared with
  *                    other flushlog devices, each with a number of its
  *                    own and the same other options (0)
  *   new_log          this table's first resume starts a new log, where a
- *                    reload would go on with the live one
+ *                    reload would go on with the live one; refused when
+ *                    another device has entries in the log.  Spent at
+ *                    that resume: the table status shows it until then
  *
  * A log starts when the first table of its log device is first resumed,
  * and goes on across reloads and resizes while a table holds the device.
@@ -1939,6 +1971,8 @@ static int flushlog_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 	r = join_log(fc, ti);
+	if (!r)
+		r = check_live_log(fc, ti);
 	if (r)
 		goto bad;
 	r = dm_set_target_max_io_len(ti, FLUSHLOG_MAX_IO_SECTORS);
@@ -2076,10 +2110,12 @@ static void emit_table(struct flushlog_c *fc, char *result,
 		       unsigned int maxlen)
 {
 	unsigned int sz = 0, nr_features;
+	bool new_log;
 
+	/* new_log is spent at the first resume: a copy of the table goes on */
+	new_log = fc->opt.new_log && !READ_ONCE(fc->ever_resumed);
 	nr_features = fc->opt.on_full_fail + fc->opt.no_data +
-		      fc->opt.data_crc32c + !!fc->opt.max_pending_mib +
-		      fc->device_given + fc->opt.new_log;
+		      !!fc->opt.max_pending_mib + fc->device_given + new_log;
 	DMEMIT("%s %s", fc->data_dev->name, fc->log_dev->name);
 	if (nr_features)
 		DMEMIT(" %u", nr_features);
@@ -2087,13 +2123,11 @@ static void emit_table(struct flushlog_c *fc, char *result,
 		DMEMIT(" on_full=fail");
 	if (fc->opt.no_data)
 		DMEMIT(" no_data");
-	if (fc->opt.data_crc32c)
-		DMEMIT(" data_checksum=crc32c");
 	if (fc->opt.max_pending_mib)
 		DMEMIT(" max_pending=%u", fc->opt.max_pending_mib);
 	if (fc->device_given)
 		DMEMIT(" device=%u", fc->device);
-	if (fc->opt.new_log)
+	if (new_log)
 		DMEMIT(" new_log");
 }
 
@@ -2128,7 +2162,9 @@ static int flushlog_iterate_devices(struct dm_target *ti,
  * No prepare_ioctl: what SG_IO and the other ioctls dm hands to the data
  * device write would reach it unlogged, so dm refuses them (ENOTTY), as
  * it does for dm-crypt.  The block layer's own ioctls (BLKDISCARD,
- * BLKZEROOUT) come through as bios and are logged.
+ * BLKZEROOUT) come through as bios and are logged.  Persistent
+ * reservations, which write no data, still reach the data device
+ * through iterate_devices, but for pr_clear, which takes this path.
  */
 static struct target_type flushlog_target = {
 	.name = "flushlog",
@@ -2167,5 +2203,5 @@ module_init(dm_flushlog_init);
 module_exit(dm_flushlog_exit);
 #endif
 
-MODULE_DESCRIPTION(DM_NAME " target logging writes with their durability order");
+MODULE_DESCRIPTION(DM_NAME " target logging writes with their flushes, for crash states");
 MODULE_LICENSE("GPL");
