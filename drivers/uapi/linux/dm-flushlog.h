@@ -93,6 +93,13 @@
  * failed entry is never guaranteed durable, and a failed FLUSH makes
  * nothing durable.  A failed write's data is what the bio carried.
  *
+ * Extensions.  A reader refuses an entry whose op or flags it does not
+ * know, naming it, and never skips one.  RESIZE and FLUSHLOG_F_FAILED
+ * came after version 3 was first written, without a new version: a
+ * reader older than them refuses a log that holds one rather than
+ * misreading it, and reads every other log as before.  A version
+ * changes when a field changes meaning.
+ *
  * The super block is rewritten at a clean shutdown with the entry count and
  * FLUSHLOG_STATE_CLEAN (but for a log whose writes failed, which stays
  * DIRTY); while it says DIRTY, a reader takes entries until the first one
