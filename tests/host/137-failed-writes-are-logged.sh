@@ -10,9 +10,9 @@
 # writes nothing.  The log must have both, with their ranges and
 # "failed" in flushlog dump --json, and the disk (which was zeroes) must
 # equal one of the states check builds at the end of the log (prefix,
-# epoch, torn): the oracle is the disk itself.  Before failed bios were
-# logged, neither write had an entry and no state held the 32 KiB the
-# disk got.  Needs the library to read FLUSHLOG_F_FAILED (dump's
+# epoch, torn at every block): the oracle is the disk itself.  Before
+# failed bios were logged, neither write had an entry and no state held
+# the 32 KiB the disk got.  Needs the library to read FLUSHLOG_F_FAILED (dump's
 # "failed", and states that keep old, new or mixed content for a failed
 # write's blocks).
 . "$FLUSHLOG_TOP/tests/common.sh"
@@ -49,7 +49,7 @@ EOS
 chmod +x "$TEST_TMP/checker"
 : >"$TEST_TMP/matches"
 rc=0
-"$FLUSHLOG" check -q -p end --states prefix,epoch,torn -K 2 --json -w "$TEST_TMP" \
+"$FLUSHLOG" check -q -p end --states prefix,epoch,torn -K 2 --max-torn 128 --json -w "$TEST_TMP" \
 	"$TEST_TMP/log.img" -- "$TEST_TMP/checker" {} >"$TEST_TMP/report.json" || rc=$?
 ((rc == 0)) || problems+=("check of the end states exited $rc")
 states=$(jq -r '[.states[].state] | join(" ")' "$TEST_TMP/report.json" 2>/dev/null || true)
