@@ -59,12 +59,15 @@ missing() {
 }
 "$FLUSHLOG" dump --json -q "\$1" >"\$1.dump" 2>"\$1.err" ||
 	missing "ack-1's write has no entry: L is not a log (\$(head -n 1 "\$1.err"))"
+# an entry's data follows its header block (log-format.md, Layout)
+blk=\$("$FLUSHLOG" info --json -q "\$1" 2>/dev/null | jq .log_block_size)
+[[ \$blk =~ ^[0-9]+\$ ]] || missing "ack-1's write has no entry: L has no readable super block"
 for ((k = 1; k <= need; k++)); do
 	off=\$(jq -r --argjson s \$((64 * k)) \
 		'select(.op == "write" and .sector == \$s and .nr_sectors == 8 and .data_len == 4096) | .offset' \
 		"\$1.dump" | tail -n 1)
 	[ -n "\$off" ] || missing "ack-\$k's write (sector \$((64 * k))) has no entry"
-	cmp -s -n 4096 -i "\$off:\$(((k - 1) * 4096))" "\$1" "$TEST_TMP/pattern" ||
+	cmp -s -n 4096 -i "\$((off + blk)):\$(((k - 1) * 4096))" "\$1" "$TEST_TMP/pattern" ||
 		missing "ack-\$k's entry (sector \$((64 * k))) holds other data"
 done
 EOS
