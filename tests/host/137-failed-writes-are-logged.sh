@@ -12,9 +12,9 @@
 # equal one of the states check builds at the end of the log (prefix,
 # epoch, torn at every block): the oracle is the disk itself.  Before
 # failed bios were logged, neither write had an entry and no state held
-# the 32 KiB the disk got.  Needs the library to read FLUSHLOG_F_FAILED (dump's
-# "failed", and states that keep old, new or mixed content for a failed
-# write's blocks).
+# the 32 KiB the disk got.  Needs the library to read FLUSHLOG_F_FAILED
+# (dump's "failed", and the torn states of a failed write: branch
+# i30-lib).
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
 # kernels: 6.1
@@ -52,8 +52,8 @@ rc=0
 "$FLUSHLOG" check -q -p end --states prefix,epoch,torn -K 2 --max-torn 128 --json -w "$TEST_TMP" \
 	"$TEST_TMP/log.img" -- "$TEST_TMP/checker" {} >"$TEST_TMP/report.json" || rc=$?
 ((rc == 0)) || problems+=("check of the end states exited $rc")
-states=$(jq -r '[.states[].state] | join(" ")' "$TEST_TMP/report.json" 2>/dev/null || true)
-echo "end states: ${states:-none}; equal to the disk: $(tr '\n' ' ' <"$TEST_TMP/matches")"
+states=$(jq '.states | length' "$TEST_TMP/report.json" 2>/dev/null || echo none)
+echo "$states end states; equal to the disk: $(tr '\n' ' ' <"$TEST_TMP/matches")"
 if [ ! -s "$TEST_TMP/matches" ]; then
 	if "$FLUSHLOG" replay -q -o "$TEST_TMP/end.img" "$TEST_TMP/log.img"; then
 		cmp "$TEST_TMP/end.img" "$TEST_TMP/data.img" | sed 's/^/end state vs disk: /' || true

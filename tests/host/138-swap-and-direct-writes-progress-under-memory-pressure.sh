@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # A machine short of memory, swapping onto a traced device, goes on
 # making progress on every traced device.  The debug kernel with 512 MiB
-# (less KASAN's shadow): swap on a flushlog device and a 600 MiB memory
-# hog that writes and reads back every page twice, while fio writes a
+# (less KASAN's shadow): swap on a flushlog device and a 480 MiB memory
+# hog that writes and reads back every page once, while fio writes a
 # second flushlog device with 4 KiB random writes, 16 at once, and 1 MiB
 # O_DIRECT writes, 2 at once (its page reserve's small takers and one
 # large one).  Every job finishes its fixed amount (no deadline: a job
@@ -22,7 +22,7 @@ truncate -s 128M "$TEST_TMP/io.img"
 truncate -s 256M "$TEST_TMP/iolog.img"
 _run_guest "$FLUSHLOG_TOP/tests/guest/memory-pressure.sh" --mem 512 --timeout 1400 \
 	--disk "swap=$TEST_TMP/swap.img" --disk "swaplog=$TEST_TMP/swaplog.img" \
-	--disk "io=$TEST_TMP/io.img" --disk "iolog=$TEST_TMP/iolog.img" -- 600
+	--disk "io=$TEST_TMP/io.img" --disk "iolog=$TEST_TMP/iolog.img" -- 480
 for d in swap io; do
 	"$FLUSHLOG" info "$TEST_TMP/${d}log.img" | grep -E "^(entries|writes)" | sed "s/^/$d log: /"
 	"$FLUSHLOG" replay -q -o "$TEST_TMP/$d.replay" "$TEST_TMP/${d}log.img"
