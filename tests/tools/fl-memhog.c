@@ -3,10 +3,10 @@
  * fl-memhog: push a machine into swap and check that what came back from
  * it is what went out.  Maps MIB MiB of anonymous memory and, PASSES
  * times, writes every page with its number and the pass's, then reads
- * every page back and checks it.  A pass over more memory than the
- * machine has sends pages to swap and brings them back.  Prints a line a
- * pass; exit 0 when every page read back right, 1 at the first that did
- * not (or when the memory cannot be mapped).
+ * every page back, the last written first, and checks it.  A pass over
+ * more memory than the machine has sends pages to swap and brings them
+ * back.  Prints a line a pass; exit 0 when every page read back right, 1
+ * at the first that did not (or when the memory cannot be mapped).
  *
  * usage: fl-memhog MIB PASSES
  */
@@ -44,7 +44,11 @@ main(int argc, char **argv)
 			for (w = 0; w < page / 8; w += 64)
 				p[w] = ((uint64_t)pass << 48) ^ (i << 12) ^ w;
 		}
-		for (i = 0; i < pages; i++) {
+		/*
+		 * Back to front: the pages written last are still in memory,
+		 * so only those that went to swap come back from it, once.
+		 */
+		for (i = pages; i-- > 0;) {
 			uint64_t *p = mem + i * (page / 8);
 
 			for (w = 0; w < page / 8; w += 64) {
