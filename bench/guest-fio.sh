@@ -49,7 +49,8 @@ for ((round = 0; round < rounds; round++)); do
 			dsync) r=$(run_fio dsync --rw=randwrite --bs=4k --sync=dsync --size=512m --io_size=6m) ;;
 			esac
 			peak=-
-			[[ $target == flushlog* ]] && peak=$(dmsetup status bench | cut -d' ' -f11)
+			[[ $target == flushlog* ]] &&
+				peak=$(dmsetup status bench | sed -n 's/.* peak_pending_bytes=\([0-9]*\).*/\1/p')
 			dmsetup remove bench
 			sync
 			echo "$target $job $r $((($(log_sectors_written) - before) * 512)) $peak"
