@@ -33,6 +33,58 @@ _expect_table_error "$t $data $data" "Data and log devices must differ"
 dmsetup create tiny --table "0 1 linear $log 0"
 _expect_table_error "$t $data /dev/mapper/tiny" "Log device too small"
 dmsetup remove tiny
+_expect_table_error "$t $data $log 1 max_pending=65536" "max_pending larger than half of memory"
+
+echo "== refused: a zoned log device"
+# null_blk (qemu/run-guest --modules null_blk; a kernel without it, the
+# debug kernel, skips this): a host-managed zoned disk made through
+# configfs, which names it after its folder
+if [ -d /sys/module/null_blk ]; then
+	mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
+	zoned=flzoned
+	nb=/sys/kernel/config/nullb/$zoned
+	mkdir "$nb"
+	echo 64 >"$nb/size"
+	echo 1 >"$nb/memory_backed"
+	echo 1 >"$nb/zoned"
+	echo 4 >"$nb/zone_size"
+	echo 1 >"$nb/power"
+	[ "$(cat "/sys/block/$zoned/queue/zoned")" = host-managed ] ||
+		_fail "$zoned is not zoned: $(cat "/sys/block/$zoned/queue/zoned")"
+	_expect_table_error "$t $data /dev/$zoned" "Log device is zoned"
+	echo 0 >"$nb/power"
+	rmdir "$nb"
+else
+	echo "this kernel has no null_blk: no zoned log device tried"
+fi
+
+echo "== refused: a device both one flushlog target's data and another's log"
+data2=/dev/flushlog/data2
+log2=/dev/flushlog/log2
+_flushlog_init other "$data2" "$log2"
+_expect_table_error "$t $data $data2" "Log device is the data device of a flushlog target"
+_expect_table_error "0 $(blockdev --getsz "$log2") flushlog $log2 $log" \
+	"Data device is the log device of a flushlog target"
+_flushlog_remove other
+
+echo "== refused at resume: new_log on a log another device shares"
+dmsetup create s0 --table "$t $data $log 1 device=0"
+s0_log=$(_flushlog_field s0 log)
+t2="0 $(blockdev --getsz "$data2") flushlog $data2 $log"
+dmsetup create s1 --table "$t2 1 device=1"
+dmsetup reload s1 --table "$t2 2 device=1 new_log" ||
+	_fail "a table with new_log does not load: $(dmesg | tail -n 2)"
+dmesg -C
+if dmsetup resume s1 2>/dev/null; then
+	_fail "new_log was resumed on a log device 0 shares"
+fi
+dmesg | grep -qF "cannot start a new log: another device shares it" ||
+	_fail "new_log on a shared log: $(dmesg | tail -n 3)"
+echo "refused as expected: new_log on a shared log -> $(dmesg | grep -F "cannot start a new log" | head -n 1)"
+dmsetup remove s1 2>/dev/null || dmsetup remove --force s1
+[ "$(_flushlog_field s0 log)" = "$s0_log" ] ||
+	_fail "device 0's log was $s0_log, after the refused new_log $(_flushlog_field s0 log)"
+_flushlog_remove s0
 
 # data checksums: XXH64 unless the table says crc32c, and the super block
 # says which (FLUSHLOG_SF_DATA_XXH64, 0x8, in the flags at offset 60)
@@ -70,7 +122,7 @@ dev=$(dmsetup table fl | awk '{ print $5 }')
 name=flushlog/$dev
 grep -qE "^(kworker/R-)?${name:0:15}" /proc/[0-9]*/comm 2>/dev/null ||
 	_fail "no thread named ${name:0:15}: $(cat /proc/[0-9]*/comm 2>/dev/null | grep flushlog)"
-_flushlog_mark fl "$(printf '%064d' 0)"
+long_seq=$(_flushlog_mark fl "$(printf '%064d' 0)")
 if _flushlog_mark fl "$(printf '%065d' 0)" 2>/dev/null; then
 	_fail "a 65-byte mark label was accepted"
 fi
@@ -80,10 +132,28 @@ if dmsetup message fl 0 frobnicate 2>/dev/null; then
 fi
 dmesg | grep -q "unrecognised message 'frobnicate'" || _fail "no message for 'frobnicate'"
 dd if=/dev/zero of=/dev/mapper/fl bs=4k count=4 oflag=direct status=none
+# status: the state, then each field named, in this order
 status=$(_flushlog_status fl)
-read -r state entries _ marks _ <<<"$status"
-if [ "$state" != logging ] || ((entries < 1 || marks != 1)); then
+uuid='[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
+n='[0-9]+'
+grep -Eq "^logging device=0 log=$uuid entries=$n flush_points=$n marks=1 used_sectors=$n free_sectors=$n full=0 pending_bytes=$n peak_pending_bytes=$n\$" <<<"$status" ||
 	_fail "unexpected status after one mark and a write: $status"
-fi
+(($(_flushlog_field fl entries) >= 2)) || _fail "a mark and a write, but $status"
+used=$(_flushlog_field fl used_sectors)
+free=$(_flushlog_field fl free_sectors)
+((used + free == $(blockdev --getsz "$log"))) ||
+	_fail "used_sectors $used + free_sectors $free is not the log's $(blockdev --getsz "$log") sectors"
+"$FLUSHLOG" info --json "$log" >"$TMPDIR/live.json" || _fail "the live log does not read"
+[ "$(jq -r .uuid "$TMPDIR/live.json")" = "$(_flushlog_field fl log)" ] ||
+	_fail "status says log=$(_flushlog_field fl log), flushlog info $(jq -r .uuid "$TMPDIR/live.json")"
+# a mark answers its seq, as flushlog dump gives it
+seq=$(_flushlog_mark fl numbered)
 _flushlog_remove fl
 echo "status was: $status"
+for m in "$(printf '%064d' 0):$long_seq" "numbered:$seq"; do
+	label=${m%:*} got=${m##*:}
+	[[ $got =~ ^[0-9]+$ ]] || _fail "mark $label answered '$got', not a number"
+	want=$("$FLUSHLOG" dump --json "$log" | jq -r --arg l "$label" 'select(.op == "mark" and .label == $l) | .seq')
+	[ "$got" = "$want" ] || _fail "mark $label answered $got, its seq in the log is '$want'"
+done
+echo "the marks answered their seqs: $long_seq and $seq"
