@@ -90,7 +90,7 @@ dmsetup resume fl
 _flushlog_mark fl grown >/dev/null
 # round 2 is larger than the volume was: some of it is in the new space
 workload 2
-dd if=/dev/urandom of="$mnt/big" bs=1M count=$((${size%M} / 2)) conv=fsync status=none
+dd if=/dev/urandom of="$mnt/big" bs=1M count="${size%M}" conv=fsync status=none
 _flushlog_mark fl big >/dev/null
 df -k "$mnt" | tail -n 1
 umount "$mnt"
