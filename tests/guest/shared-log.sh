@@ -122,9 +122,9 @@ _flushlog_remove fl0
 grep -q "marks: *1$" "$TMPDIR/info3" || _fail "the mark is lost: $(cat "$TMPDIR/info3")"
 echo "a spent number and a resize are refused at resume; the log reads"
 
-echo "== a reload with new_log of a device alone on its log starts a new log, with new options"
+echo "== a reload of a device alone on its log starts a new log, with new options"
 dmsetup create fl0 --table "0 $sz0 flushlog $d0 /dev/flushlog/log3 1 device=0"
-dmsetup reload fl0 --table "0 $sz0 flushlog $d0 /dev/flushlog/log3 3 device=0 no_data new_log"
+dmsetup reload fl0 --table "0 $sz0 flushlog $d0 /dev/flushlog/log3 2 device=0 no_data"
 dmsetup resume fl0
 dd if="$TMPDIR/pattern" of=/dev/mapper/fl0 bs=64k count=4 oflag=direct conv=fsync status=none
 _flushlog_remove fl0
