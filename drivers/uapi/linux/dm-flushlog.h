@@ -74,8 +74,10 @@
  *
  * Integrity.  Each header carries a CRC32C of itself and a checksum of its
  * data: CRC32C, or with FLUSHLOG_SF_DATA_XXH64 the low 32 bits of XXH64
- * with seed 0 (the kernel's xxh64(buf, len, 0)), which costs far less than
- * CRC32C where the CRC instruction is emulated.
+ * with seed 0 (the kernel's xxh64(buf, len, 0)).  The target writes
+ * CRC32C; readers also take XXH64, which logs of other writers (and of
+ * the target before it was submitted) carry.
+ *
  * Size.  A device may change size while its log goes on (a table reload
  * that grows or shrinks it).  super.devices[d].sectors (data_sectors for
  * device 0) is the device's size when it was first listed; a RESIZE entry
