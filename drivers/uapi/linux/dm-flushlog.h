@@ -206,14 +206,15 @@ enum flushlog_op {
  * flush and the write, so dm-flushlog logs them as a FLUSH entry and a
  * WRITE entry with ticks of their own; F_PREFLUSH on a WRITE entry comes
  * only from other writers of the format.
+ *
+ * A RESIZE entry's sector is the device's new size, in sectors.
  */
 struct flushlog_entry {
 	__le32	magic;		/* FLUSHLOG_ENTRY_MAGIC */
 	__le32	crc;		/* CRC32C of these 512 bytes */
 	__le64	log_id;		/* super.log_id: tells stale entries apart */
 	__le64	seq;		/* entry number: 0, 1, 2, ... */
-	__le64	sector;		/* first data-device sector; 0 if no range;
-				 * RESIZE: the device's new size */
+	__le64	sector;		/* first data-device sector; 0 if no range */
 	__le32	nr_sectors;	/* length on the data device, in sectors */
 	__le32	data_len;	/* bytes of data after this header */
 	__le16	op;		/* enum flushlog_op */
