@@ -24,7 +24,6 @@
 #include <linux/uuid.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
-#include <linux/xxhash.h>
 #ifdef FLUSHLOG_OUT_OF_TREE
 #include "dm-flushlog-compat.h"
 #endif
@@ -64,12 +63,22 @@
  * they then share one log object, with its tick, its order, its worker and
  * its memory budget, and each entry names its device.  A flush of one
  * device makes only that device's writes durable; the reader sorts that
- * out from the ticks, as for one device.  The log starts at the first
- * resume of any of them (or of a reload, when no other device shares the
- * log), lists each device in its super block before that device's first
- * entry, and is closed (a clean super block) when the last of them is
- * suspended.  Options that shape the log (on_full, no_data,
- * data_checksum, max_pending) must be the same for all of them.
+ * out from the ticks, as for one device.  Options that shape the log
+ * (on_full, no_data, max_pending) must be the same for all
+ * of them.
+ *
+ * Lifetime.  A log lives as long as some table holds its log device.  It
+ * starts at the first resume of the first of them, lists each device in
+ * its super block before that device's first entry, and is closed (a
+ * clean super block) whenever no table of it is resumed.  A reload goes
+ * on with the log, as lvm2's refresh and resize expect, unless its table
+ * asks for a new one (new_log); a reload that changes a device's size
+ * logs a RESIZE entry before the device's next bio.
+ *
+ * Durability.  With on_full=fail a bio completes once its entry is on
+ * the log device, and a flush or a FUA write once the log device has
+ * been flushed past its entry too, so that what the submitter was told
+ * is durable is durable in the log as well.
  *
  * Memory.  The copies, headers and entries of writes not yet on the log
  * device are charged against max_pending; map waits while the budget is
@@ -92,20 +101,21 @@
 enum logging_state {
 	LOGGING_IDLE,		/* not resumed yet: nothing written */
 	LOGGING_ON,
-	LOGGING_FULL,		/* on_full=stop and the log filled up */
+	LOGGING_FULL,		/* on_full=stop and the log filled up: stopped */
 	LOGGING_ERROR,		/* a log write failed */
 };
 
 static const char *const logging_state_names[] = {
 	[LOGGING_IDLE] = "idle",
 	[LOGGING_ON] = "logging",
-	[LOGGING_FULL] = "full",
+	[LOGGING_FULL] = "stopped",
 	[LOGGING_ERROR] = "error",
 };
 
 /* One entry, from its bio's map until it is in a log bio. */
 struct pending_entry {
 	struct list_head list;
+	u64 seq;		/* its number in the log, once queued */
 	u64 submit_tick;
 	u64 complete_tick;
 	u64 time_ns;
@@ -139,7 +149,8 @@ static inline struct page **entry_data(struct pending_entry *e)
  * a number stays its device's until a new log starts.
  */
 struct log_device {
-	sector_t sectors;	/* 0: no target has used this number yet */
+	sector_t first_sectors;	/* when listed, as the super block says */
+	sector_t sectors;	/* now; 0: no target has used this number yet */
 	u32 block_size;
 	struct mapped_device *owner;	/* NULL once retired */
 	bool retired;		/* its device left: the number is spent */
@@ -158,7 +169,6 @@ struct flushlog_log {
 	struct list_head logs;		/* on flushlog_logs */
 	bool on_full_fail;	/* fail writes when the log cannot take them */
 	bool no_data;		/* log headers only */
-	bool data_crc32c;	/* data checksums CRC32C, not XXH64 */
 	u64 max_pending;	/* bytes of logging memory allowed */
 	u32 log_block_size;	/* bytes; one entry header each */
 	sector_t log_capacity;	/* sectors of the log device */
@@ -185,9 +195,13 @@ struct flushlog_log {
 	u64 charge_ticket;		/* the next charger's place in line */
 	u64 charge_turn;		/* the place whose turn it is */
 	bool charger_waiting;		/* for memory: log what is ready now */
-	unsigned int nr_log_bios;	/* in flight */
+	u64 queued_seq;			/* the next entry's number */
+	unsigned int nr_log_bios;	/* in flight, the log's flush too */
 	struct list_head log_bios;	/* struct log_bio, in log order */
 	sector_t logged_sector;		/* the log below it is written */
+	sector_t durable_sector;	/* and below it flushed */
+	sector_t flush_target;		/* logged_sector when the flush went */
+	bool log_flush_running;		/* one at a time, queued or in flight */
 	struct bio_list held;		/* struct pending_entry.held, in log order */
 	wait_queue_head_t pending_wait;	/* woken under lock: see uncharge */
 	wait_queue_head_t log_bios_wait;
@@ -200,15 +214,18 @@ struct flushlog_log {
 
 	struct workqueue_struct *wq;
 	struct delayed_work log_work;
+	struct work_struct log_flush_work;	/* on_full=fail: flush the log */
 	struct bio_set bs;		/* log bios and clones */
 	mempool_t *page_pool;
 	mempool_t *entry_pool;
 	struct mutex page_pool_lock;	/* one waiter on the reserve at a time */
+	atomic_t pool_waiters;		/* for the reserve: the others queue */
 };
 
 /* What a target's table says of its log: devices sharing it agree. */
 struct log_options {
-	bool on_full_fail, no_data, data_crc32c;
+	bool on_full_fail, no_data;
+	bool new_log;		/* the first resume starts a new log */
 	unsigned int max_pending_mib;	/* 0: the default, not in the table */
 };
 
@@ -224,7 +241,7 @@ struct flushlog_c {
 	bool device_given;		/* device=N was in the table */
 	struct log_options opt;
 	bool resumed;			/* counted in log->nr_active */
-	bool ever_resumed;		/* a reload's first resume may restart */
+	bool ever_resumed;		/* new_log applies to the first resume */
 	bool suspended;			/* under log->lock: marks refused */
 	struct list_head members;	/* on log->members */
 };
@@ -233,6 +250,7 @@ struct per_bio_data {
 	struct pending_entry *entry;	/* NULL: the bio is not logged */
 	struct flushlog_c *fc;
 	sector_t log_end;		/* held: the log sector after its entry */
+	bool durable;			/* held until the log is flushed to log_end */
 };
 
 /*
@@ -331,13 +349,18 @@ static void uncharge_pending(struct flushlog_log *log, u64 bytes)
  * Take nr pages from the pool.  Several submitters each holding part of
  * the reserve and waiting for the rest would deadlock, so as dm-crypt
  * does, only one at a time may wait, and it holds no pool page while it
- * waits for its turn; the others take what is free now.
+ * waits for its turn.  Once one waits, the others queue behind it rather
+ * than take what is free: under memory pressure a stream of small
+ * writes would otherwise keep a large one waiting for as long as the
+ * pressure lasts.
  */
-static void alloc_pool_pages(struct flushlog_log *log, struct page **pages,
-			     unsigned int nr)
+static bool try_pool_pages(struct flushlog_log *log, struct page **pages,
+			   unsigned int nr)
 {
 	unsigned int i;
 
+	if (atomic_read(&log->pool_waiters))
+		return false;
 	for (i = 0; i < nr; i++) {
 		pages[i] = mempool_alloc(log->page_pool,
 					 GFP_NOWAIT | __GFP_NOWARN);
@@ -345,13 +368,25 @@ static void alloc_pool_pages(struct flushlog_log *log, struct page **pages,
 			break;
 	}
 	if (i == nr)
-		return;
+		return true;
 	while (i--)
 		mempool_free(pages[i], log->page_pool);
+	return false;
+}
+
+static void alloc_pool_pages(struct flushlog_log *log, struct page **pages,
+			     unsigned int nr)
+{
+	unsigned int i;
+
+	if (try_pool_pages(log, pages, nr))
+		return;
+	atomic_inc(&log->pool_waiters);
 	mutex_lock(&log->page_pool_lock);
 	for (i = 0; i < nr; i++)
 		pages[i] = mempool_alloc(log->page_pool, GFP_NOIO);
 	mutex_unlock(&log->page_pool_lock);
+	atomic_dec(&log->pool_waiters);
 }
 
 static struct pending_entry *alloc_pending_entry(struct flushlog_log *log,
@@ -500,7 +535,10 @@ static int reserve_log_space(struct flushlog_log *log, sector_t sectors)
 
 	spin_lock_irqsave(&log->lock, flags);
 	if (log->state != LOGGING_ON) {
-		r = log->on_full_fail ? -EIO : 1;
+		if (log->on_full_fail)
+			r = log->state == LOGGING_FULL ? -ENOSPC : -EIO;
+		else
+			r = 1;
 	} else if (log->reserved + sectors > log->log_capacity) {
 		if (!log->filled)
 			DMWARN("%s: log device full, %s", log->name,
@@ -580,8 +618,9 @@ static void __entry_completed(struct flushlog_log *log, struct pending_entry *e)
 /*
  * The data device has what the clone wrote.  on_full=fail promises a
  * log entry for every write that succeeds, so there the bio is held
- * until its entry is on the log device (release_held); elsewhere it
- * completes now, and flushlog_end_io queues its entry.
+ * until its entry is on the log device, and a flush or FUA write until
+ * the log device was flushed too (release_held); elsewhere it completes
+ * now, and flushlog_end_io queues its entry.
  */
 static void logged_clone_end_io(struct bio *clone)
 {
@@ -615,8 +654,8 @@ static void logged_clone_end_io(struct bio *clone)
  * device then hold the same bytes whatever happens to the bio's pages.
  * Entries without data go through a clone too with on_full=fail, which
  * holds every logged bio until it is logged.  The bio completes, through
- * flushlog_end_io, when the clone has (and with on_full=fail, its entry
- * is on the log device).
+ * flushlog_end_io, when the clone has (and with on_full=fail, once
+ * release_held lets it).
  */
 static int submit_logged_clone(struct flushlog_c *fc, struct bio *bio,
 			       struct pending_entry *e)
@@ -704,6 +743,7 @@ static int flushlog_map(struct dm_target *ti, struct bio *bio)
  */
 static void __queue_ready(struct flushlog_log *log, struct pending_entry *e)
 {
+	e->seq = log->queued_seq++;
 	list_add_tail(&e->list, &log->ready);
 	log->ready_bytes += (u64)e->log_sectors << SECTOR_SHIFT;
 	if (e->op == FLUSHLOG_OP_MARK || log->on_full_fail ||
@@ -711,6 +751,16 @@ static void __queue_ready(struct flushlog_log *log, struct pending_entry *e)
 		mod_delayed_work(log->wq, &log->log_work, 0);
 	else
 		queue_delayed_work(log->wq, &log->log_work, FLUSHLOG_BATCH_DELAY);
+}
+
+/*
+ * A bio refused with BLK_STS_AGAIN (REQ_NOWAIT) changed nothing, and dm
+ * may map it again.  Any other error may have come after a part of a
+ * split bio was written, NOTSUPP too.
+ */
+static bool changed_nothing(blk_status_t status)
+{
+	return status == BLK_STS_AGAIN;
 }
 
 static int flushlog_end_io(struct dm_target *ti, struct bio *bio,
@@ -731,40 +781,40 @@ static int flushlog_end_io(struct dm_target *ti, struct bio *bio,
 	 */
 	if (!*error && log->on_full_fail && !logging(READ_ONCE(log->state)))
 		*error = BLK_STS_IOERR;
-	if (*error) {
-		/* what a failed write left on the media is unknown */
+	else if (*error && !changed_nothing(*error))
+		e->flags |= FLUSHLOG_F_FAILED;
+	if (*error && !(e->flags & FLUSHLOG_F_FAILED)) {
 		release_log_space(log, e->log_sectors);
 		free_pending_entry(log, e);
 		return DM_ENDIO_DONE;
 	}
 
-	/* the tick and the queue under one lock: the log is in tick order */
+	/*
+	 * A failed bio may have changed any of its blocks: its entry says
+	 * so.  The tick and the queue under one lock: the log is in tick
+	 * order.
+	 */
 	spin_lock_irqsave(&log->lock, flags);
 	__entry_completed(log, e);
 	spin_unlock_irqrestore(&log->lock, flags);
 	return DM_ENDIO_DONE;
 }
 
-/* Data checksums: see FLUSHLOG_SF_DATA_XXH64 for why XXH64 by default. */
-static u32 data_checksum(struct flushlog_log *log, struct pending_entry *e)
+/* The data's CRC32C, as the header's: one checksum for the whole log. */
+static u32 data_checksum(struct pending_entry *e)
 {
 	u32 crc = ~0U, left = e->data_len;
-	struct xxh64_state xxh;
 	unsigned int i;
 
-	xxh64_reset(&xxh, 0);
 	for (i = 0; left; i++) {
 		u32 len = min_t(u32, left, PAGE_SIZE);
 		void *p = kmap_local_page(entry_data(e)[i]);
 
-		if (log->data_crc32c)
-			crc = crc32c(crc, p, len);
-		else
-			xxh64_update(&xxh, p, len);
+		crc = crc32c(crc, p, len);
 		kunmap_local(p);
 		left -= len;
 	}
-	return log->data_crc32c ? ~crc : (u32)xxh64_digest(&xxh);
+	return ~crc;
 }
 
 static void fill_header(struct flushlog_log *log, struct pending_entry *e)
@@ -774,13 +824,13 @@ static void fill_header(struct flushlog_log *log, struct pending_entry *e)
 	memset(h, 0, log->log_block_size);
 	h->magic = cpu_to_le32(FLUSHLOG_ENTRY_MAGIC);
 	memcpy(&h->log_id, log->uuid.b, sizeof(h->log_id));
-	h->seq = cpu_to_le64(log->next_seq);
+	h->seq = cpu_to_le64(e->seq);
 	h->sector = cpu_to_le64(e->sector);
 	h->nr_sectors = cpu_to_le32(e->nr_sectors);
 	h->data_len = cpu_to_le32(e->data_len);
 	h->op = cpu_to_le16(e->op);
 	h->flags = cpu_to_le16(e->flags);
-	h->data_crc = cpu_to_le32(e->data_len ? data_checksum(log, e) : 0);
+	h->data_crc = cpu_to_le32(e->data_len ? data_checksum(e) : 0);
 	h->submit_tick = cpu_to_le64(e->submit_tick);
 	h->complete_tick = cpu_to_le64(e->complete_tick);
 	h->time_ns = cpu_to_le64(e->time_ns);
@@ -791,13 +841,35 @@ static void fill_header(struct flushlog_log *log, struct pending_entry *e)
 }
 
 /*
- * on_full=fail: complete the held bios whose entries lie wholly below
- * the written part of the log; failed, once a log write failed (one of
- * theirs may have).
+ * Under log->lock: whether a held bio may complete.  A flush or a FUA
+ * write promises durability, so it waits until the log is flushed past
+ * its entry, which comes after the entries of every write it makes
+ * durable (they completed before it was submitted); once it is written
+ * otherwise.  *flush: the log must be flushed for it.
+ */
+static bool __may_release(struct flushlog_log *log, struct per_bio_data *pb,
+			  bool *flush)
+{
+	if (pb->log_end > log->logged_sector)
+		return false;
+	/* a log device without a volatile cache is durable once written */
+	if (!pb->durable || pb->log_end <= log->durable_sector ||
+	    !bdev_write_cache(log->bdev) || log->state == LOGGING_ERROR)
+		return true;
+	*flush = true;
+	return false;
+}
+
+/*
+ * on_full=fail: complete the held bios whose entries are on the log
+ * device, in log order; failed, once a log write failed (one of theirs
+ * may have).  A flush of the log device goes out when one of them needs
+ * it and none is running: its completion calls here again.
  */
 static void release_held(struct flushlog_log *log)
 {
 	struct bio_list done = BIO_EMPTY_LIST;
+	bool flush = false;
 	blk_status_t status;
 	unsigned long flags;
 	struct bio *bio;
@@ -807,9 +879,15 @@ static void release_held(struct flushlog_log *log)
 	while ((bio = bio_list_peek(&log->held))) {
 		struct per_bio_data *pb = dm_per_bio_data(bio, sizeof(*pb));
 
-		if (pb->log_end > log->logged_sector)
+		if (!__may_release(log, pb, &flush))
 			break;
 		bio_list_add(&done, bio_list_pop(&log->held));
+	}
+	if (flush && !log->log_flush_running) {
+		log->log_flush_running = true;
+		/* counted from now: drain_log waits for it */
+		log->nr_log_bios++;
+		queue_work(log->wq, &log->log_flush_work);
 	}
 	spin_unlock_irqrestore(&log->lock, flags);
 	while ((bio = bio_list_pop(&done))) {
@@ -817,6 +895,61 @@ static void release_held(struct flushlog_log *log)
 			bio->bi_status = status;
 		bio_endio(bio);
 	}
+}
+
+/* The end of a log bio or of the log's flush: drain_log may go on. */
+static void log_io_done(struct flushlog_log *log, u64 bytes)
+{
+	unsigned long flags;
+
+	/* wake under the lock: drain_log's caller may free log next */
+	spin_lock_irqsave(&log->lock, flags);
+	log->pending -= bytes;
+	/* as in uncharge_pending(): waiters queue up under log->lock */
+	if (bytes && waitqueue_active(&log->pending_wait))
+		wake_up_all(&log->pending_wait);
+	if (!--log->nr_log_bios)
+		wake_up(&log->log_bios_wait);
+	spin_unlock_irqrestore(&log->lock, flags);
+}
+
+/*
+ * The log device flushed its cache: every log bio that had completed
+ * when the flush was submitted is durable.
+ */
+static void log_flush_end_io(struct bio *bio)
+{
+	struct flushlog_log *log = bio->bi_private;
+	unsigned long flags;
+
+	if (bio->bi_status && stop_logging(log, LOGGING_ERROR))
+		DMERR("%s: log flush failed (%d), logging stopped",
+		      log->name, blk_status_to_errno(bio->bi_status));
+	spin_lock_irqsave(&log->lock, flags);
+	if (!bio->bi_status)
+		log->durable_sector = log->flush_target;
+	log->log_flush_running = false;
+	spin_unlock_irqrestore(&log->lock, flags);
+	bio_put(bio);
+	release_held(log);
+	log_io_done(log, 0);
+}
+
+static void flushlog_flush_work(struct work_struct *work)
+{
+	struct flushlog_log *log = container_of(work, struct flushlog_log,
+					     log_flush_work);
+	struct bio *bio;
+
+	bio = bio_alloc_bioset(log->bdev, 0,
+			       REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC,
+			       GFP_NOIO, &log->bs);
+	bio->bi_end_io = log_flush_end_io;
+	bio->bi_private = log;
+	spin_lock_irq(&log->lock);
+	log->flush_target = log->logged_sector;
+	spin_unlock_irq(&log->lock);
+	submit_bio(bio);
 }
 
 /*
@@ -862,15 +995,7 @@ static void log_end_io(struct bio *bio)
 	release_held(log);
 
 account:
-	/* wake under the lock: drain_log's caller may free log next */
-	spin_lock_irqsave(&log->lock, flags);
-	log->pending -= bytes;
-	/* as in uncharge_pending(): waiters queue up under log->lock */
-	if (waitqueue_active(&log->pending_wait))
-		wake_up_all(&log->pending_wait);
-	if (!--log->nr_log_bios)
-		wake_up(&log->log_bios_wait);
-	spin_unlock_irqrestore(&log->lock, flags);
+	log_io_done(log, bytes);
 }
 
 static struct bio *new_log_bio(struct flushlog_log *log)
@@ -935,7 +1060,11 @@ static void write_entry(struct flushlog_log *log, struct bio **bio,
 		entry_data(e)[i] = NULL;
 		left -= len;
 	}
-	WRITE_ONCE(log->next_seq, log->next_seq + 1);
+	/* entries are written in the order they were numbered, or not at all */
+	WARN_ON_ONCE(e->seq != log->next_seq);
+	WRITE_ONCE(log->next_seq, e->seq + 1);
+	if (e->flags & FLUSHLOG_F_FAILED)
+		return;
 	if (e->op == FLUSHLOG_OP_FLUSH || (e->flags & FLUSHLOG_F_FUA))
 		WRITE_ONCE(log->nr_flush_points, log->nr_flush_points + 1);
 	else if (e->op == FLUSHLOG_OP_MARK)
@@ -952,6 +1081,7 @@ static void hold_until_logged(struct flushlog_log *log, struct bio_list *held,
 	struct per_bio_data *pb = dm_per_bio_data(e->held, sizeof(*pb));
 
 	pb->log_end = log->next_sector;
+	pb->durable = e->op == FLUSHLOG_OP_FLUSH || (e->flags & FLUSHLOG_F_FUA);
 	if (!logged)
 		e->held->bi_status = BLK_STS_IOERR;
 	bio_list_add(held, e->held);
@@ -977,6 +1107,8 @@ static void flushlog_log_work(struct work_struct *work)
 		list_del(&e->list);
 		if (logged)
 			write_entry(log, &bio, e);
+		else
+			release_log_space(log, e->log_sectors);
 		if (e->held)
 			hold_until_logged(log, logged ? &held : &failed, e,
 					  logged);
@@ -1015,8 +1147,6 @@ static int write_super(struct flushlog_log *log, enum flushlog_state state)
 	page = mempool_alloc(log->page_pool, GFP_NOIO);
 	if (log->no_data)
 		flags |= FLUSHLOG_SF_NO_DATA;
-	if (!log->data_crc32c)
-		flags |= FLUSHLOG_SF_DATA_XXH64;
 	if (READ_ONCE(log->filled))
 		flags |= FLUSHLOG_SF_FULL;
 	if (READ_ONCE(log->state) == LOGGING_ERROR)
@@ -1026,7 +1156,7 @@ static int write_super(struct flushlog_log *log, enum flushlog_state state)
 	sb->magic = cpu_to_le64(FLUSHLOG_SUPER_MAGIC);
 	sb->log_block_size = cpu_to_le32(log->log_block_size);
 	sb->data_block_size = cpu_to_le32(log->devices[0].block_size);
-	sb->data_sectors = cpu_to_le64(log->devices[0].sectors);
+	sb->data_sectors = cpu_to_le64(log->devices[0].first_sectors);
 	sb->log_sectors = cpu_to_le64(log->log_capacity);
 	sb->nr_entries = cpu_to_le64(state == FLUSHLOG_STATE_CLEAN ?
 				     log->next_seq : 0);
@@ -1045,7 +1175,7 @@ static int write_super(struct flushlog_log *log, enum flushlog_state state)
 		sb->nr_devices = cpu_to_le32(log->nr_devices);
 		for (d = 0; d < log->nr_devices; d++) {
 			sb->devices[d].sectors =
-				cpu_to_le64(log->devices[d].sectors);
+				cpu_to_le64(log->devices[d].first_sectors);
 			sb->devices[d].block_size =
 				cpu_to_le32(log->devices[d].block_size);
 		}
@@ -1065,26 +1195,36 @@ static int write_super(struct flushlog_log *log, enum flushlog_state state)
 }
 
 /*
- * Under log->lifecycle: whether the log is fc's mapped device's alone (no
- * other device ever resumed on it), so that a reload's first resume
- * starts a new log, as a new table of a device of its own would.
+ * Under log->lifecycle: whether another mapped device has entries in the
+ * log, which new_log would throw away.
  */
-static bool log_of_one_device(struct flushlog_c *fc)
+static bool log_shared(struct flushlog_c *fc)
 {
 	struct flushlog_c *m;
-	bool alone = true;
+	bool shared = false;
 
 	mutex_lock(&flushlog_logs_lock);
 	list_for_each_entry(m, &fc->log->members, members)
-		alone &= m->md == fc->md || !m->ever_resumed;
+		shared |= m->md != fc->md && m->ever_resumed;
 	mutex_unlock(&flushlog_logs_lock);
-	return alone;
+	return shared;
 }
 
+static unsigned long max_pending_ceiling_mib(void)
+{
+	return totalram_pages() >> (20 - PAGE_SHIFT) >> 1;
+}
+
+/* The default, on a machine too small for it, is what the ceiling allows. */
 static u64 max_pending_bytes(const struct log_options *opt)
 {
-	return (u64)(opt->max_pending_mib ?:
-		     FLUSHLOG_DEFAULT_MAX_PENDING_MIB) << 20;
+	unsigned long mib = opt->max_pending_mib;
+
+	if (!mib)
+		mib = clamp(max_pending_ceiling_mib(),
+			    (unsigned long)FLUSHLOG_MIN_MAX_PENDING_MIB,
+			    (unsigned long)FLUSHLOG_DEFAULT_MAX_PENDING_MIB);
+	return (u64)mib << 20;
 }
 
 /* max_pending=64 and no max_pending are one budget */
@@ -1093,7 +1233,6 @@ static bool options_equal(const struct log_options *a,
 {
 	return a->on_full_fail == b->on_full_fail &&
 	       a->no_data == b->no_data &&
-	       a->data_crc32c == b->data_crc32c &&
 	       max_pending_bytes(a) == max_pending_bytes(b);
 }
 
@@ -1102,7 +1241,6 @@ static bool same_options(const struct flushlog_log *log,
 {
 	return log->on_full_fail == opt->on_full_fail &&
 	       log->no_data == opt->no_data &&
-	       log->data_crc32c == opt->data_crc32c &&
 	       log->max_pending == max_pending_bytes(opt);
 }
 
@@ -1111,7 +1249,6 @@ static void set_options(struct flushlog_log *log,
 {
 	log->on_full_fail = opt->on_full_fail;
 	log->no_data = opt->no_data;
-	log->data_crc32c = opt->data_crc32c;
 	log->max_pending = max_pending_bytes(opt);
 }
 
@@ -1121,6 +1258,11 @@ static int check_log_device(struct flushlog_log *log, char **error)
 
 	if (block > PAGE_SIZE) {
 		*error = "Log device block size larger than a page";
+		return -EINVAL;
+	}
+	/* the super block is rewritten in place */
+	if (bdev_is_zoned(log->bdev)) {
+		*error = "Log device is zoned";
 		return -EINVAL;
 	}
 	log->log_block_size = max_t(unsigned int, block, FLUSHLOG_HEADER_SIZE);
@@ -1160,71 +1302,157 @@ static int start_log(struct flushlog_log *log, struct flushlog_c *fc)
 	WRITE_ONCE(log->state, LOGGING_IDLE);
 	WRITE_ONCE(log->filled, false);
 	log->reserved = log->next_sector;
+	log->queued_seq = 0;
 	log->logged_sector = log->next_sector;
+	log->durable_sector = log->next_sector;
 	log->peak_pending = log->pending;
 	spin_unlock_irq(&log->lock);
 	return 0;
 }
 
 /*
- * Under log->lifecycle: whether fc may go on with the log another device
- * shares.  A reader checks each entry against its device as the super
- * block lists it, so a number keeps its device, and a device its number,
- * size and block size, until a new log starts.
+ * Under log->lifecycle: whether fc may start a new log in place of the
+ * live one.  A table of the log still resumed (one whose device's resume
+ * failed after its preresume) may have entries on the way.
  */
-static const char *continue_log_error(struct flushlog_c *fc)
+static char *new_log_error(struct flushlog_c *fc)
+{
+	if (log_shared(fc))
+		return "A new log (new_log) would drop another device's entries";
+	if (fc->log->nr_active)
+		return "A new log (new_log) while a table of the log is resumed";
+	return NULL;
+}
+
+/*
+ * Under log->lifecycle: whether fc may go on with the live log.  A
+ * reader checks each entry against its device as the log describes it,
+ * so a number keeps its device, and a device its number and block size,
+ * until a new log starts; a size may change, as a RESIZE entry says.
+ */
+static char *continue_log_error(struct flushlog_c *fc)
 {
 	struct flushlog_log *log = fc->log;
 	struct log_device *dev = &log->devices[fc->device];
 	u32 d;
 
 	if (!same_options(log, &fc->opt))
-		return "its options differ from those of the log it shares";
+		return "Log options differ from the live log's (new_log starts a new log)";
 	if (dev->retired)
-		return "its number was a device's that left the log";
+		return "Device number spent: its device left the log";
 	if (dev->sectors && dev->owner != fc->md)
-		return "its number is another device's in the log";
-	if (dev->sectors && (dev->sectors != fc->data_sectors ||
-			     dev->block_size !=
-			     bdev_logical_block_size(fc->data_dev->bdev)))
-		return "a device sharing its log cannot change its size or block size";
+		return "Device number is another device's in the log";
+	if (dev->sectors &&
+	    dev->block_size != bdev_logical_block_size(fc->data_dev->bdev))
+		return "Logical block size changed (new_log starts a new log)";
 	for (d = 0; d < log->nr_devices; d++)
 		if (d != fc->device && log->devices[d].sectors &&
 		    log->devices[d].owner == fc->md)
-			return "a device sharing its log cannot change its number";
+			return "Device number changed (new_log starts a new log)";
 	return NULL;
 }
 
 /*
- * Start a new log at the first resume (a reload's too, unless another
- * device shares the log), or mark it open again; list the device before
- * it maps a bio.
+ * An entry of the log's own (a mark, a resize) with log space and
+ * memory for it, or NULL when the log cannot take it.
+ */
+static struct pending_entry *alloc_event_entry(struct flushlog_c *fc, u16 op)
+{
+	struct flushlog_log *log = fc->log;
+	sector_t sectors = entry_log_sectors(log, 0);
+	struct pending_entry *e;
+
+	if (reserve_log_space(log, sectors))
+		return NULL;
+	e = alloc_pending_entry(log, 0);
+	e->op = op;
+	e->device = fc->device;
+	e->log_sectors = sectors;
+	return e;
+}
+
+/* Under log->lock: an event happens at one tick, when it is queued. */
+static void __queue_event(struct flushlog_log *log, struct pending_entry *e)
+{
+	e->submit_tick = atomic64_inc_return(&log->tick);
+	e->complete_tick = e->submit_tick;
+	e->time_ns = ktime_get_ns();
+	__queue_ready(log, e);
+}
+
+/*
+ * Under log->lifecycle, fc about to resume with a size its device did
+ * not have in the log: the log says so before the device's next bio.
+ * Without that entry no later one could be read, so a log that cannot
+ * take it stops.
+ */
+static void log_resize(struct flushlog_c *fc)
+{
+	struct flushlog_log *log = fc->log;
+	struct pending_entry *e;
+
+	e = alloc_event_entry(fc, FLUSHLOG_OP_RESIZE);
+	if (!e) {
+		WRITE_ONCE(log->filled, true);
+		if (stop_logging(log, LOGGING_FULL))
+			DMERR("%s: no room in the log for %s's resize, logging stopped",
+			      log->name, dm_device_name(fc->md));
+		return;
+	}
+	e->sector = fc->data_sectors;
+	spin_lock_irq(&log->lock);
+	__queue_event(log, e);
+	spin_unlock_irq(&log->lock);
+}
+
+/*
+ * Under log->lifecycle: whether fc's resume starts a new log.  The first
+ * resume of the log device's first table does; so does a table's first
+ * with new_log, unless another device has entries in the log.  Every
+ * other resume, a reload's too, goes on with the log.
+ */
+static int start_or_continue(struct flushlog_c *fc, bool *start)
+{
+	struct flushlog_log *log = fc->log;
+	char *error = NULL;
+
+	*start = READ_ONCE(log->state) == LOGGING_IDLE;
+	if (!*start && fc->opt.new_log && !fc->ever_resumed) {
+		error = new_log_error(fc);
+		*start = !error;
+	}
+	if (*start)
+		return start_log(log, fc);
+	if (!error)
+		error = continue_log_error(fc);
+	if (error) {
+		DMERR("%s: %s cannot resume as device %u: %s", log->name,
+		      dm_device_name(fc->md), fc->device, error);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/*
+ * Start a new log or go on with the live one, and list the device (or
+ * log its new size) before it maps a bio.
  */
 static int flushlog_preresume(struct dm_target *ti)
 {
 	struct flushlog_c *fc = ti->private;
 	struct flushlog_log *log = fc->log;
 	struct log_device *dev = &log->devices[fc->device];
-	const char *error;
 	bool start;
 	int r;
 
 	mutex_lock(&log->lifecycle);
-	start = READ_ONCE(log->state) == LOGGING_IDLE ||
-		(!fc->ever_resumed && log_of_one_device(fc));
-	if (start) {
-		r = start_log(log, fc);
-		if (r)
-			goto out;
-	} else {
-		error = continue_log_error(fc);
-		if (error) {
-			DMERR("%s: %s cannot resume as device %u: %s", log->name,
-			      dm_device_name(fc->md), fc->device, error);
-			r = -EBUSY;
-			goto out;
-		}
-	}
+	r = start_or_continue(fc, &start);
+	if (r)
+		goto out;
+	if (!dev->sectors)
+		dev->first_sectors = fc->data_sectors;
+	else if (dev->sectors != fc->data_sectors)
+		log_resize(fc);
 	dev->sectors = fc->data_sectors;
 	dev->block_size = bdev_logical_block_size(fc->data_dev->bdev);
 	dev->owner = fc->md;
@@ -1402,7 +1630,7 @@ static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 	static const struct dm_arg _args[] = {
 		{0, 5, "Invalid number of feature arguments"},
 	};
-	bool have_on_full = false, have_checksum = false;
+	bool have_on_full = false;
 	unsigned int argc, mib, device;
 	const char *arg;
 	char dummy;
@@ -1421,6 +1649,12 @@ static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 				return -EINVAL;
 			}
 			opt->no_data = true;
+		} else if (!strcmp(arg, "new_log")) {
+			if (opt->new_log) {
+				ti->error = "Duplicate new_log argument";
+				return -EINVAL;
+			}
+			opt->new_log = true;
 		} else if (!strncmp(arg, "on_full=", 8)) {
 			if (have_on_full) {
 				ti->error = "Duplicate on_full argument";
@@ -1433,18 +1667,6 @@ static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 				ti->error = "Invalid on_full value (expected stop or fail)";
 				return -EINVAL;
 			}
-		} else if (!strncmp(arg, "data_checksum=", 14)) {
-			if (have_checksum) {
-				ti->error = "Duplicate data_checksum argument";
-				return -EINVAL;
-			}
-			have_checksum = true;
-			if (!strcmp(arg + 14, "crc32c")) {
-				opt->data_crc32c = true;
-			} else if (strcmp(arg + 14, "xxh64")) {
-				ti->error = "Invalid data_checksum (expected xxh64 or crc32c)";
-				return -EINVAL;
-			}
 		} else if (!strncmp(arg, "max_pending=", 12)) {
 			if (opt->max_pending_mib) {
 				ti->error = "Duplicate max_pending argument";
@@ -1454,6 +1676,11 @@ static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 			    mib < FLUSHLOG_MIN_MAX_PENDING_MIB ||
 			    mib > FLUSHLOG_MAX_MAX_PENDING_MIB) {
 				ti->error = "Invalid max_pending (MiB, 2 to 65536)";
+				return -EINVAL;
+			}
+			/* what the log holds is memory that cannot be reclaimed */
+			if (mib > max_pending_ceiling_mib()) {
+				ti->error = "max_pending larger than half of memory";
 				return -EINVAL;
 			}
 			opt->max_pending_mib = mib;
@@ -1476,10 +1703,6 @@ static int parse_features(struct dm_arg_set *as, struct flushlog_c *fc,
 	}
 	if (as->argc) {
 		ti->error = "Invalid argument count";
-		return -EINVAL;
-	}
-	if (opt->no_data && have_checksum) {
-		ti->error = "data_checksum and no_data exclude each other";
 		return -EINVAL;
 	}
 	return 0;
@@ -1531,6 +1754,7 @@ static struct flushlog_log *create_log(struct flushlog_c *fc,
 	init_waitqueue_head(&log->log_bios_wait);
 	mutex_init(&log->page_pool_lock);
 	INIT_DELAYED_WORK(&log->log_work, flushlog_log_work);
+	INIT_WORK(&log->log_flush_work, flushlog_flush_work);
 	log->state = LOGGING_IDLE;
 	log->bdev = fc->log_dev->bdev;
 	strscpy(log->name, fc->log_dev->name, sizeof(log->name));
@@ -1582,13 +1806,66 @@ static int may_join(struct flushlog_log *log, struct flushlog_c *fc,
 	return 0;
 }
 
+/*
+ * Under flushlog_logs_lock: a device that is one flushlog target's data
+ * device and another's log device would have each write over the other.
+ * Only the same block device is caught, not one stacked on the other.
+ */
+static int check_crossed_devices(struct flushlog_c *fc, struct dm_target *ti)
+{
+	struct flushlog_log *l;
+	struct flushlog_c *m;
+
+	list_for_each_entry(l, &flushlog_logs, logs) {
+		if (l->bdev == fc->data_dev->bdev) {
+			ti->error = "Data device is the log device of a flushlog target";
+			return -EBUSY;
+		}
+		list_for_each_entry(m, &l->members, members) {
+			if (m->data_dev->bdev == fc->log_dev->bdev) {
+				ti->error = "Log device is the data device of a flushlog target";
+				return -EBUSY;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * A table that cannot go on with the live log, or start a new one, is
+ * refused when it is loaded, while the device's old table still serves
+ * it, rather than at its resume, which would leave the device suspended.
+ * Preresume checks again: a log can change between the two.
+ */
+static int check_live_log(struct flushlog_c *fc, struct dm_target *ti)
+{
+	struct flushlog_log *log = fc->log;
+	char *error = NULL;
+
+	mutex_lock(&log->lifecycle);
+	if (READ_ONCE(log->state) == LOGGING_IDLE)
+		error = NULL;
+	else if (!fc->opt.new_log)
+		error = continue_log_error(fc);
+	else if (log_shared(fc))
+		error = "A new log (new_log) would drop another device's entries";
+	mutex_unlock(&log->lifecycle);
+	if (!error)
+		return 0;
+	ti->error = error;
+	return -EBUSY;
+}
+
 /* Join the log of fc's log device, or make it. */
 static int join_log(struct flushlog_c *fc, struct dm_target *ti)
 {
 	struct flushlog_log *log = NULL, *l;
-	int r = 0;
+	int r;
 
 	mutex_lock(&flushlog_logs_lock);
+	r = check_crossed_devices(fc, ti);
+	if (r)
+		goto out;
 	list_for_each_entry(l, &flushlog_logs, logs) {
 		if (l->bdev == fc->log_dev->bdev) {
 			log = l;
@@ -1609,6 +1886,7 @@ static int join_log(struct flushlog_c *fc, struct dm_target *ti)
 		list_add_tail(&fc->members, &log->members);
 		fc->log = log;
 	}
+out:
 	mutex_unlock(&flushlog_logs_lock);
 	return r;
 }
@@ -1622,17 +1900,22 @@ static int join_log(struct flushlog_c *fc, struct dm_target *ti)
  *   on_full=stop     when the log device is full, stop logging and go on
  *                    serving I/O (the default)
  *   on_full=fail     fail writes the log cannot take: -ENOSPC when they do
- *                    not fit, -EIO once a log write failed
+ *                    not fit, -EIO once a log write failed; a write
+ *                    completes once its entry is on the log device, a
+ *                    flush or FUA write once the log device is flushed
  *   no_data          log the headers of writes but not their data
- *   data_checksum=xxh64|crc32c
- *                    the data's checksum (xxh64)
- *   max_pending=MiB  memory for writes not yet on the log device (64)
+ *   max_pending=MiB  memory for writes not yet on the log device (64; at
+ *                    most half of the machine's memory)
  *   device=N         this device's number (0 to 15) in a log shared with
  *                    other flushlog devices, each with a number of its
  *                    own and the same other options (0)
+ *   new_log          this table's first resume starts a new log, where a
+ *                    reload would go on with the live one; refused when
+ *                    another device has entries in the log.  Spent at
+ *                    that resume: the table status shows it until then
  *
- * The log starts afresh when the table is first resumed, unless another
- * device shares it.
+ * A log starts when the first table of its log device is first resumed,
+ * and goes on across reloads and resizes while a table holds the device.
  */
 static int flushlog_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
@@ -1688,6 +1971,8 @@ static int flushlog_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 	r = join_log(fc, ti);
+	if (!r)
+		r = check_live_log(fc, ti);
 	if (r)
 		goto bad;
 	r = dm_set_target_max_io_len(ti, FLUSHLOG_MAX_IO_SECTORS);
@@ -1702,6 +1987,8 @@ static int flushlog_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->num_write_zeroes_bios = 1;
 	ti->num_secure_erase_bios = 1;
 	ti->per_io_data_size = sizeof(struct per_bio_data);
+	/* each logged write takes memory: swap must not take it all */
+	ti->limit_swap_bios = true;
 	return 0;
 
 bad:
@@ -1709,13 +1996,13 @@ bad:
 	return r;
 }
 
-static int add_mark(struct flushlog_c *fc, const char *label)
+/* A mark, whose number in the log goes to *seq. */
+static int add_mark(struct flushlog_c *fc, const char *label, u64 *seq)
 {
 	struct flushlog_log *log = fc->log;
 	size_t len = strlen(label);
 	struct pending_entry *e;
 	const char *why = NULL;
-	int r;
 
 	if (!len || len > FLUSHLOG_LABEL_MAX) {
 		DMWARN("%s: mark label must be 1 to %d bytes",
@@ -1733,17 +2020,13 @@ static int add_mark(struct flushlog_c *fc, const char *label)
 			     log->name, label, why);
 		return -EBUSY;
 	}
-	r = reserve_log_space(log, entry_log_sectors(log, 0));
-	if (r) {
+	e = alloc_event_entry(fc, FLUSHLOG_OP_MARK);
+	if (!e) {
 		DMWARN_LIMIT("%s: mark '%s' not logged: the log is full",
 			     log->name, label);
 		return -ENOSPC;
 	}
-	e = alloc_pending_entry(log, 0);
-	e->op = FLUSHLOG_OP_MARK;
-	e->device = fc->device;
 	e->label_len = len;
-	e->log_sectors = entry_log_sectors(log, 0);
 	memcpy(e->label, label, len);
 
 	/* a suspend that started meanwhile has not drained the log yet */
@@ -1754,10 +2037,8 @@ static int add_mark(struct flushlog_c *fc, const char *label)
 		free_pending_entry(log, e);
 		return -EBUSY;
 	}
-	e->submit_tick = atomic64_inc_return(&log->tick);
-	e->complete_tick = e->submit_tick;
-	e->time_ns = ktime_get_ns();
-	__queue_ready(log, e);
+	__queue_event(log, e);
+	*seq = e->seq;
 	spin_unlock_irq(&log->lock);
 	return 0;
 }
@@ -1766,85 +2047,107 @@ static int flushlog_message(struct dm_target *ti, unsigned int argc,
 			    char **argv, char *result, unsigned int maxlen)
 {
 	struct flushlog_c *fc = ti->private;
+	unsigned int sz = 0;
+	u64 seq;
+	int r;
 
-	if (argc == 2 && !strcasecmp(argv[0], "mark"))
-		return add_mark(fc, argv[1]);
+	if (argc == 2 && !strcasecmp(argv[0], "mark")) {
+		r = add_mark(fc, argv[1], &seq);
+		if (r)
+			return r;
+		/* the mark's entry number, as dm-dust answers its queries */
+		DMEMIT("%llu", seq);
+		return 1;
+	}
 	DMWARN_LIMIT("%s: unrecognised message '%s' (expected: mark <label>)",
 		     fc->log->name, argc ? argv[0] : "");
 	return -EINVAL;
 }
 
 /*
- * Status (of the log, which other devices may share):
- *   INFO:  <state> <entries> <flush points> <marks> <log sectors used>
- *          <log sectors free> <memory bytes> <peak memory bytes>
+ * Status: this device's, then its log's, which other devices may share.
+ *   INFO:  <state> device=<n> log=<uuid> entries=<n> flush_points=<n>
+ *          marks=<n> used_sectors=<n> free_sectors=<n> full=<0|1>
+ *          pending_bytes=<n> peak_pending_bytes=<n>
+ *          state: idle (never resumed), logging, suspended, stopped (the
+ *          log filled with on_full=stop) or error (a log write failed);
+ *          used and free count the log device's sectors taken or promised
+ *          (super block and entries, in flight too) and the rest; full:
+ *          an entry did not fit.
  *   TABLE: <data_dev> <log_dev> [<#feature args> <feature args>...]
  */
+static void emit_info(struct flushlog_c *fc, char *result, unsigned int maxlen)
+{
+	struct flushlog_log *log = fc->log;
+	u64 pending, peak_pending;
+	unsigned int sz = 0;
+	const char *state;
+	sector_t reserved;
+	bool filled;
+
+	spin_lock_irq(&log->lock);
+	state = logging_state_names[log->state];
+	if (!READ_ONCE(fc->ever_resumed))
+		state = "idle";
+	else if (fc->suspended)
+		state = "suspended";
+	reserved = min(log->reserved, log->log_capacity);
+	filled = log->filled;
+	pending = log->pending;
+	peak_pending = log->peak_pending;
+	spin_unlock_irq(&log->lock);
+	DMEMIT("%s device=%u log=%pUb entries=%llu flush_points=%llu marks=%llu",
+	       state, fc->device, &log->uuid, READ_ONCE(log->next_seq),
+	       READ_ONCE(log->nr_flush_points), READ_ONCE(log->nr_marks));
+	DMEMIT(" used_sectors=%llu free_sectors=%llu full=%d",
+	       (unsigned long long)reserved,
+	       (unsigned long long)(log->log_capacity - reserved), filled);
+	DMEMIT(" pending_bytes=%llu peak_pending_bytes=%llu", pending,
+	       peak_pending);
+}
+
+static void emit_table(struct flushlog_c *fc, char *result,
+		       unsigned int maxlen)
+{
+	unsigned int sz = 0, nr_features;
+	bool new_log;
+
+	/* new_log is spent at the first resume: a copy of the table goes on */
+	new_log = fc->opt.new_log && !READ_ONCE(fc->ever_resumed);
+	nr_features = fc->opt.on_full_fail + fc->opt.no_data +
+		      !!fc->opt.max_pending_mib + fc->device_given + new_log;
+	DMEMIT("%s %s", fc->data_dev->name, fc->log_dev->name);
+	if (nr_features)
+		DMEMIT(" %u", nr_features);
+	if (fc->opt.on_full_fail)
+		DMEMIT(" on_full=fail");
+	if (fc->opt.no_data)
+		DMEMIT(" no_data");
+	if (fc->opt.max_pending_mib)
+		DMEMIT(" max_pending=%u", fc->opt.max_pending_mib);
+	if (fc->device_given)
+		DMEMIT(" device=%u", fc->device);
+	if (new_log)
+		DMEMIT(" new_log");
+}
+
 static void flushlog_status(struct dm_target *ti, status_type_t type,
 			    unsigned int status_flags, char *result,
 			    unsigned int maxlen)
 {
 	struct flushlog_c *fc = ti->private;
-	struct flushlog_log *log = fc->log;
-	unsigned int sz = 0, nr_features;
-	u64 pending, peak_pending;
-	const char *state;
-	sector_t reserved;
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		spin_lock_irq(&log->lock);
-		state = logging_state_names[log->state];
-		if (log->state == LOGGING_ON && log->filled)
-			state = "full";	/* on_full=fail: full, still logging */
-		if (!READ_ONCE(fc->ever_resumed))
-			state = "idle";
-		else if (fc->suspended)
-			state = "suspended";
-		reserved = log->reserved;
-		pending = log->pending;
-		peak_pending = log->peak_pending;
-		spin_unlock_irq(&log->lock);
-		DMEMIT("%s %llu %llu %llu %llu %llu %llu %llu", state,
-		       READ_ONCE(log->next_seq), READ_ONCE(log->nr_flush_points),
-		       READ_ONCE(log->nr_marks),
-		       (unsigned long long)READ_ONCE(log->next_sector),
-		       (unsigned long long)(log->log_capacity -
-					    min(reserved, log->log_capacity)),
-		       pending, peak_pending);
+		emit_info(fc, result, maxlen);
 		break;
 	case STATUSTYPE_TABLE:
-		nr_features = fc->opt.on_full_fail + fc->opt.no_data +
-			      fc->opt.data_crc32c + !!fc->opt.max_pending_mib +
-			      fc->device_given;
-		DMEMIT("%s %s", fc->data_dev->name, fc->log_dev->name);
-		if (nr_features)
-			DMEMIT(" %u", nr_features);
-		if (fc->opt.on_full_fail)
-			DMEMIT(" on_full=fail");
-		if (fc->opt.no_data)
-			DMEMIT(" no_data");
-		if (fc->opt.data_crc32c)
-			DMEMIT(" data_checksum=crc32c");
-		if (fc->opt.max_pending_mib)
-			DMEMIT(" max_pending=%u", fc->opt.max_pending_mib);
-		if (fc->device_given)
-			DMEMIT(" device=%u", fc->device);
+		emit_table(fc, result, maxlen);
 		break;
 	case STATUSTYPE_IMA:
 		*result = '\0';
 		break;
 	}
-}
-
-/* Ioctls go to the data device and are not logged, as with dm-log-writes. */
-static int flushlog_prepare_ioctl(struct dm_target *ti,
-				  struct block_device **bdev)
-{
-	struct flushlog_c *fc = ti->private;
-
-	*bdev = fc->data_dev->bdev;
-	return ti->len != bdev_nr_sectors(*bdev);
 }
 
 static int flushlog_iterate_devices(struct dm_target *ti,
@@ -1855,9 +2158,17 @@ static int flushlog_iterate_devices(struct dm_target *ti,
 	return fn(ti, fc->data_dev, 0, ti->len, data);
 }
 
+/*
+ * No prepare_ioctl: what SG_IO and the other ioctls dm hands to the data
+ * device write would reach it unlogged, so dm refuses them (ENOTTY), as
+ * it does for dm-crypt.  The block layer's own ioctls (BLKDISCARD,
+ * BLKZEROOUT) come through as bios and are logged.  Persistent
+ * reservations, which write no data, still reach the data device
+ * through iterate_devices, but for pr_clear, which takes this path.
+ */
 static struct target_type flushlog_target = {
 	.name = "flushlog",
-	.version = {2, 2, 0},
+	.version = {1, 0, 0},
 	.module = THIS_MODULE,
 	.ctr = flushlog_ctr,
 	.dtr = flushlog_dtr,
@@ -1868,7 +2179,6 @@ static struct target_type flushlog_target = {
 	.resume = flushlog_resume,
 	.status = flushlog_status,
 	.message = flushlog_message,
-	.prepare_ioctl = flushlog_prepare_ioctl,
 	.iterate_devices = flushlog_iterate_devices,
 };
 
@@ -1893,5 +2203,5 @@ module_init(dm_flushlog_init);
 module_exit(dm_flushlog_exit);
 #endif
 
-MODULE_DESCRIPTION(DM_NAME " target logging writes with their durability order");
+MODULE_DESCRIPTION(DM_NAME " target logging writes with their flushes, for crash states");
 MODULE_LICENSE("GPL");

@@ -14,7 +14,10 @@
 #  - with device 0 suspended device 1 goes on logging and the log stays
 #    open (dirty); a reload of device 0 keeps the one log (same uuid)
 #    while device 1 shares it; once both are gone the log is clean and
-#    replays per device to both disks byte for byte.
+#    replays per device to both disks byte for byte;
+#  - a spent number is refused at resume, a device that shrinks goes on
+#    in the shared log with a RESIZE entry, and a reload with other
+#    options is refused unless its table says new_log.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
 # kernels: 6.1 6.12 debug
