@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Each malformed dm-flushlog table (argument counts, unknown, duplicate and
-# conflicting features, missing devices, a log too small, data and log the
+# Each malformed dm-flushlog table (argument counts, unknown and duplicate
+# features, missing devices, a log too small, data and log the
 # same device, max_pending over half the memory, a zoned log device, a
 # device both one target's data and another's log) is refused with its own
-# ti->error, and new_log on a shared log at resume; over-long mark labels
+# ti->error, and so is new_log on a log another device shares; a table
+# that asks for a data checksum is refused (there is one, CRC32C, and the
+# log's super block says so); over-long mark labels
 # and unknown messages are refused; status names its fields in the
 # documented order, used and free add up to the log device, its log= is
 # flushlog info's uuid, and a mark answers its seq in the log; the guest

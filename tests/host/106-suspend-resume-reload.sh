@@ -6,7 +6,8 @@
 # same log: one uuid, status's log= is flushlog info's, and the replay of
 # the whole log equals the data disk.  A reload with new_log starts a new
 # log that holds the writes after the reload alone.  A reload onto a data
-# device of 4096-byte blocks is refused at resume, naming the block size.
+# device of 4096-byte blocks is refused, naming the block size and
+# new_log, and the log stays whole: its replay equals the data disk.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
 # kernels: 6.1 6.12 debug
@@ -34,6 +35,6 @@ _same_image "$TEST_TMP/data2.img" "$TEST_TMP/replay2.img" "reloaded: replay of t
 cmp -n 4M "$TEST_TMP/replay3.img" /dev/zero >/dev/null || _fail "the new log holds writes from before the reload"
 cmp -i 4M:4M -n 4M "$TEST_TMP/data3.img" "$TEST_TMP/replay3.img" ||
 	_fail "the new log does not hold the writes after the reload"
-# the refused resume left the log whole: it replays to the data disk
+# the refused reload left the log whole: it replays to the data disk
 "$FLUSHLOG" replay -q -o "$TEST_TMP/replay4.img" "$TEST_TMP/log4.img"
-_same_image "$TEST_TMP/data4.img" "$TEST_TMP/replay4.img" "after the refused resume: replay vs data4"
+_same_image "$TEST_TMP/data4.img" "$TEST_TMP/replay4.img" "after the refused reload: replay vs data4"
