@@ -55,19 +55,25 @@ _flushlog_remove fl
 "$FLUSHLOG" info "$log" | grep -q "marks: *1$" || _fail "the log should hold one mark"
 echo "refused while suspended, status 'suspended', taken after the resume"
 
-echo "== failed data writes give their log space back"
+echo "== failed data writes: logged, and the log space status counts is the log's"
+# a failed write is logged (FLUSHLOG_F_FAILED, with its data): it takes
+# the space of its entry and no more, none promised and never written
 dmsetup create bad --table "0 $sz error"
 _flushlog_init fl /dev/mapper/bad "$log" on_full=fail
-free_before=$(_flushlog_field fl free_sectors)
 if dd if="$TMPDIR/pattern" of=/dev/mapper/fl bs=64k count=64 oflag=direct status=none 2>/dev/null; then
 	_fail "writes to an error target succeeded"
 fi
-free_after=$(_flushlog_field fl free_sectors)
+used=$(_flushlog_field fl used_sectors)
+free=$(_flushlog_field fl free_sectors)
 _flushlog_remove fl
 dmsetup remove bad
-((free_before == free_after)) ||
-	_fail "log space free went from $free_before to $free_after sectors"
-echo "log sectors free: $free_before before and after"
+((used + free == $(blockdev --getsz "$log"))) ||
+	_fail "used_sectors $used + free_sectors $free is not the log's $(blockdev --getsz "$log") sectors"
+"$FLUSHLOG" info --json "$log" >"$TMPDIR/failed.json" || _fail "the log does not read: $(cat "$TMPDIR/failed.json")"
+logged=$(jq .used_bytes "$TMPDIR/failed.json")
+((used * 512 == logged)) ||
+	_fail "status counted $used sectors used, the log holds $logged bytes"
+echo "log sectors used: $used, as the log holds"
 
 echo "== no_data headers: memory comes back"
 # MemFree moves by several MiB on its own (slab caches, per-cpu page lists
