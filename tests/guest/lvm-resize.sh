@@ -14,8 +14,14 @@ log=/dev/flushlog/log
 mnt=$TMPDIR/mnt
 mkdir -p "$mnt"
 case $fs in
-ext4) size=64M grow=64M mkfs=(mkfs.ext4 -q) growfs=(resize2fs /dev/mapper/fl) ;;
-xfs) size=320M grow=64M mkfs=(mkfs.xfs -q -f) growfs=(xfs_growfs "$mnt") ;;
+# big: MiB of the file written once grown (ext4: as large as the volume
+# was, so that some of it lands in the new space).  xfs runs, but test
+# 133 does not ask for it: the prefix states from xfs_growfs's commit to
+# the next flush fail xfs_repair -n after their mount ("would write
+# modified primary superblock"): growfs writes the old AGs' secondary
+# super blocks without a flush, and repair trusts them over the primary
+ext4) size=64M grow=64M big=64 mkfs=(mkfs.ext4 -q) growfs=(resize2fs /dev/mapper/fl) ;;
+xfs) size=320M grow=128M big=96 mkfs=(mkfs.xfs -q -f) growfs=(xfs_growfs "$mnt") ;;
 *) _fail "no such filesystem '$fs'" ;;
 esac
 
@@ -88,9 +94,8 @@ dmsetup resume fl
 	_fail "the reload that grew fl started log $(_flushlog_field fl log) over $uuid"
 "${growfs[@]}" >"$TMPDIR/growfs.out" 2>&1 || { cat "$TMPDIR/growfs.out"; _fail "$fs did not grow online"; }
 _flushlog_mark fl grown >/dev/null
-# round 2 is larger than the volume was: some of it is in the new space
 workload 2
-dd if=/dev/urandom of="$mnt/big" bs=1M count="${size%M}" conv=fsync status=none
+dd if=/dev/urandom of="$mnt/big" bs=1M count="$big" conv=fsync status=none
 _flushlog_mark fl big >/dev/null
 df -k "$mnt" | tail -n 1
 umount "$mnt"
