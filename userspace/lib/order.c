@@ -239,19 +239,6 @@ fl_log_to_durability_order(struct fl_log *log, struct fl_error *err)
 	return 0;
 }
 
-/* An entry of durability order and its seq, its place in the log. */
-struct seq_entry {
-	uint64_t seq, entry;
-};
-
-static int
-by_seq(const void *a, const void *b)
-{
-	const struct seq_entry *x = a, *y = b;
-
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 /*
  * A failed write, discard, write-zeroes or secure erase is never
  * guaranteed durable: in durability order it comes after every crash
@@ -267,7 +254,7 @@ fl_log_failed_last(struct fl_log *log, struct fl_error *err)
 {
 	uint64_t n = log->info.nr_entries, nr_failed = 0;
 	struct reorder r = { .in = log->entries, .next_mark = log->marks };
-	struct seq_entry *failed;
+	uint64_t *at_seq;	/* [seq]: where durability order put it */
 
 	for (uint64_t i = 0; i < n; i++)
 		nr_failed += failed_data(&log->entries[i]);
@@ -275,26 +262,24 @@ fl_log_failed_last(struct fl_log *log, struct fl_error *err)
 	if (!nr_failed)
 		return 0;
 	r.out = malloc(n * sizeof(*r.out));
-	failed = malloc(nr_failed * sizeof(*failed));
-	if (!r.out || !failed) {
+	at_seq = malloc(n * sizeof(*at_seq));
+	if (!r.out || !at_seq) {
 		free(r.out);
-		free(failed);
+		free(at_seq);
 		return fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "out of memory putting %" PRIu64 " entries in durability order",
 				    n), -ENOMEM;
 	}
-	nr_failed = 0;
 	for (uint64_t i = 0; i < n; i++) {
+		at_seq[r.in[i].seq] = i;
 		if (!failed_data(&r.in[i]))
 			emit(&r, i);
-		else
-			failed[nr_failed++] = (struct seq_entry) { r.in[i].seq, i };
 	}
-	/* a flush may have taken one out of its queue: back to log order */
-	qsort(failed, nr_failed, sizeof(*failed), by_seq);
-	for (uint64_t k = 0; k < nr_failed; k++)
-		emit(&r, failed[k].entry);
-	free(failed);
+	/* a flush may have taken one out of its queue: log order, by seq */
+	for (uint64_t seq = 0; seq < n; seq++)
+		if (failed_data(&r.in[at_seq[seq]]))
+			emit(&r, at_seq[seq]);
+	free(at_seq);
 	free(log->entries);
 	log->entries = r.out;
 	log->entries_cap = n;
