@@ -159,6 +159,7 @@ FUZZ_CFLAGS := $(filter-out $(SAN),$(FL_CFLAGS)) -O1 -g -fno-omit-frame-pointer 
 FUZZ := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/*.c))
 FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/fuzz/obj/%.o)
 FUZZ_LOGS := $(BUILD)/fuzz/spec-basic.log $(BUILD)/fuzz/spec-concurrent.log \
+	     $(BUILD)/fuzz/spec-failed.log $(BUILD)/fuzz/spec-resize.log \
 	     $(BUILD)/fuzz/spec-lw-logwrites.log
 
 $(BUILD)/fuzz/obj/%.o: %.c $(HEADERS)

@@ -29,14 +29,14 @@ log_sectors_written() {
 
 # Rounds in rotating order; bench/run takes each pairing's median.
 rounds=${1:-3}
-targets=(linear flushlog flushlog-crc32c log-writes)
+targets=(linear flushlog flushlog-fail log-writes)
 for ((round = 0; round < rounds; round++)); do
 	for ((t = 0; t < ${#targets[@]}; t++)); do
 		target=${targets[(t + round) % ${#targets[@]}]}
 		for job in fsync8 dsync; do
 			case $target in
 			linear) table="0 $sz linear $data 0" ;;
-			flushlog-crc32c) table="0 $sz flushlog $data $log 1 data_checksum=crc32c" ;;
+			flushlog-fail) table="0 $sz flushlog $data $log 1 on_full=fail" ;;
 			*) table="0 $sz $target $data $log" ;;
 			esac
 			# fresh, equal disks for every run
@@ -49,7 +49,8 @@ for ((round = 0; round < rounds; round++)); do
 			dsync) r=$(run_fio dsync --rw=randwrite --bs=4k --sync=dsync --size=512m --io_size=6m) ;;
 			esac
 			peak=-
-			[[ $target == flushlog* ]] && peak=$(dmsetup status bench | cut -d' ' -f11)
+			[[ $target == flushlog* ]] &&
+				peak=$(dmsetup status bench | sed -n 's/.* peak_pending_bytes=\([0-9]*\).*/\1/p')
 			dmsetup remove bench
 			sync
 			echo "$target $job $r $((($(log_sectors_written) - before) * 512)) $peak"

@@ -14,7 +14,9 @@ fio --name=nofsync --filename=/dev/mapper/fl --rw=write --bs=1m \
 grep -E "WRITE:" "$TMPDIR/fio.out" || true
 status=$(_flushlog_status fl)
 echo "status: $status"
-read -r state _ flushes _ _ _ _ peak <<<"$status"
+state=$(_flushlog_field fl state)
+flushes=$(_flushlog_field fl flush_points)
+peak=$(_flushlog_field fl peak_pending_bytes)
 _flushlog_remove fl
 [ "$state" = logging ] || _fail "state $state"
 ((peak > 0 && peak <= 64 * 1048576)) || _fail "peak memory $peak bytes, over the 64 MiB budget"

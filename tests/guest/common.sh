@@ -34,6 +34,29 @@ _flushlog_status() {	# the INFO status words after "flushlog"
 	dmsetup status "$1" | sed -n 's/^[0-9]* [0-9]* flushlog //p'
 }
 
+# _flushlog_field DEV NAME: the value of NAME=VALUE in DEV's status (NAME
+# state: its first word, which has no name); fails if there is none
+_flushlog_field() {
+	local status
+	status=$(_flushlog_status "$1")
+	awk -v name="$2" -v dev="$1" '
+		name == "state" { print $1; found = 1; exit }
+		{
+			for (i = 2; i <= NF; i++)
+				if (index($i, name "=") == 1) {
+					print substr($i, length(name) + 2)
+					found = 1
+					exit
+				}
+		}
+		END {
+			if (!found) {
+				printf "no %s= in the status of %s: %s\n", name, dev, $0 >"/dev/stderr"
+				exit 1
+			}
+		}' <<<"$status"
+}
+
 _flushlog_remove() {
 	dmsetup remove "$1"
 }

@@ -39,7 +39,7 @@ for k in 0 1 2 3; do
 	grep -q "Input/output error" "$TMPDIR/err.$k" ||
 		_fail "writer $k stopped with: $(cat "$TMPDIR/err.$k")"
 done
-[ "$(_flushlog_status fl | cut -d' ' -f1)" = error ] ||
+[ "$(_flushlog_field fl state)" = error ] ||
 	_fail "status: $(_flushlog_status fl)"
 sort -n "$TMPDIR"/acks.* >/dev/flushlog/acks
 sync

@@ -23,7 +23,7 @@ dd if="$TMPDIR/pattern" of=/dev/mapper/fl bs=64k skip=64 seek=64 oflag=direct co
 	_fail "writes failed once the log device failed"
 _flushlog_mark fl after-error 2>/dev/null || true
 status=$(_flushlog_status fl)
-[ "${status%% *}" = error ] || _fail "status is '$status', not error"
+[ "$(_flushlog_field fl state)" = error ] || _fail "status is '$status', not error"
 cmp -n 8M "$TMPDIR/pattern" /dev/mapper/fl || _fail "the data disk does not hold the writes"
 _flushlog_remove fl
 dmsetup remove logdev

@@ -62,9 +62,9 @@ dmsetup table fl1 | grep -q " 1 device=1$" ||
 	_fail "fl1's table does not say its device: $(dmsetup table fl1)"
 dd if="$TMPDIR/pattern" of=/dev/mapper/fl0 bs=64k count=32 oflag=direct status=none
 dmsetup suspend fl0
-[ "$(_flushlog_status fl0 | cut -d' ' -f1)" = suspended ] ||
+[ "$(_flushlog_field fl0 state)" = suspended ] ||
 	_fail "fl0 suspended, its status: $(_flushlog_status fl0)"
-[ "$(_flushlog_status fl1 | cut -d' ' -f1)" = logging ] ||
+[ "$(_flushlog_field fl1 state)" = logging ] ||
 	_fail "fl1 while fl0 is suspended: $(_flushlog_status fl1)"
 dd if="$TMPDIR/pattern" of=/dev/mapper/fl1 bs=64k count=32 oflag=direct conv=fsync status=none
 "$FLUSHLOG" info --json /dev/flushlog/log3 >"$TMPDIR/open.json" ||

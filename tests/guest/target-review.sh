@@ -9,11 +9,6 @@ log=/dev/flushlog/log
 sz=$(blockdev --getsz "$data")
 head -c 16M /dev/urandom >"$TMPDIR/pattern"
 
-# _status_field DEV N: word N (1-based) of the INFO status after the name
-_status_field() {
-	_flushlog_status "$1" | cut -d' ' -f"$2"
-}
-
 # _mem_free_kib: free memory once the caches are dropped
 _mem_free_kib() {
 	sync
@@ -26,7 +21,7 @@ dmsetup create off --table "0 2048 error
 2048 $sz flushlog $data $log 1 max_pending=2"
 dd if="$TMPDIR/pattern" of=/dev/mapper/off bs=8M count=2 seek=1M oflag=direct,seek_bytes status=none
 sync
-peak=$(_status_field off 8)
+peak=$(_flushlog_field off peak_pending_bytes)
 echo "status: $(_flushlog_status off)"
 _flushlog_remove off
 ((peak > 0 && peak <= 2 * 1048576)) || _fail "peak memory $peak bytes, budget 2 MiB"
@@ -46,7 +41,7 @@ _expect_table_error "0 $sz flushlog /dev/flushlog/data2 $log" \
 
 echo "== marks while suspended"
 dmsetup suspend fl
-state=$(_status_field fl 1)
+state=$(_flushlog_field fl state)
 [ "$state" = suspended ] || _fail "status while suspended says '$state'"
 if _flushlog_mark fl while-suspended 2>/dev/null; then
 	_fail "a mark was accepted while suspended"
@@ -55,24 +50,30 @@ dmesg | grep -q "mark 'while-suspended' not logged: the log is suspended" ||
 	_fail "no message for the refused mark: $(dmesg | tail -n 2)"
 dmsetup resume fl
 _flushlog_mark fl after-resume
-[ "$(_status_field fl 1)" = logging ] || _fail "status after resume: $(_flushlog_status fl)"
+[ "$(_flushlog_field fl state)" = logging ] || _fail "status after resume: $(_flushlog_status fl)"
 _flushlog_remove fl
 "$FLUSHLOG" info "$log" | grep -q "marks: *1$" || _fail "the log should hold one mark"
 echo "refused while suspended, status 'suspended', taken after the resume"
 
-echo "== failed data writes give their log space back"
+echo "== failed data writes: logged, and the log space status counts is the log's"
+# a failed write is logged (FLUSHLOG_F_FAILED, with its data): it takes
+# the space of its entry and no more, none promised and never written
 dmsetup create bad --table "0 $sz error"
 _flushlog_init fl /dev/mapper/bad "$log" on_full=fail
-free_before=$(_status_field fl 6)
 if dd if="$TMPDIR/pattern" of=/dev/mapper/fl bs=64k count=64 oflag=direct status=none 2>/dev/null; then
 	_fail "writes to an error target succeeded"
 fi
-free_after=$(_status_field fl 6)
+used=$(_flushlog_field fl used_sectors)
+free=$(_flushlog_field fl free_sectors)
 _flushlog_remove fl
 dmsetup remove bad
-((free_before == free_after)) ||
-	_fail "log space free went from $free_before to $free_after sectors"
-echo "log sectors free: $free_before before and after"
+((used + free == $(blockdev --getsz "$log"))) ||
+	_fail "used_sectors $used + free_sectors $free is not the log's $(blockdev --getsz "$log") sectors"
+"$FLUSHLOG" info --json "$log" >"$TMPDIR/failed.json" || _fail "the log does not read: $(cat "$TMPDIR/failed.json")"
+logged=$(jq .used_bytes "$TMPDIR/failed.json")
+((used * 512 == logged)) ||
+	_fail "status counted $used sectors used, the log holds $logged bytes"
+echo "log sectors used: $used, as the log holds"
 
 echo "== no_data headers: memory comes back"
 # MemFree moves by several MiB on its own (slab caches, per-cpu page lists
@@ -122,7 +123,7 @@ done
 if dd if="$TMPDIR/pattern" of=/dev/mapper/fl bs=64k count=1 seek=40 oflag=direct status=none 2>/dev/null; then
 	_fail "a write succeeded once logging had failed"
 fi
-[ "$(_status_field fl 1)" = error ] || _fail "status: $(_flushlog_status fl)"
+[ "$(_flushlog_field fl state)" = error ] || _fail "status: $(_flushlog_status fl)"
 # a dead log must not keep the data device from resuming
 dmsetup suspend fl
 dmsetup resume fl || _fail "the device does not resume once its log failed"

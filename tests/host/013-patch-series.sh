@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # For each of Debian's kernel lines (6.1, 6.12): the patch series in
 # patches/LINE is what scripts/make-patches makes from drivers/ today,
+# with a cover letter ([PATCH 0/N]) for the N patches its series lists,
 # applies to a fresh unpack of linux-source-LINE without offset or fuzz,
 # passes that tree's checkpatch.pl --strict with no error or warning, holds
 # no trace of the out-of-tree compat header, and the patched tree builds
@@ -31,6 +32,16 @@ echo "patches/ is what make-patches makes"
 
 for line in $FL_KERNEL_LINES; do
 	series=$FLUSHLOG_TOP/patches/$line
+	# 1b. a cover letter for the patches the series file lists, and only those
+	n=$(wc -l <"$series/series")
+	cover=$series/0000-cover-letter.patch
+	[ -f "$cover" ] || _fail "$line: no 0000-cover-letter.patch"
+	grep -q "^Subject: \[PATCH 0/$n\] " "$cover" ||
+		_fail "$line: the cover letter's subject is not [PATCH 0/$n] ($(grep '^Subject:' "$cover"))"
+	! grep -n 'cover-letter' "$series/series" || _fail "$line: series lists the cover letter"
+	[ "$(find "$series" -name '0*.patch' | wc -l)" = $((n + 1)) ] ||
+		_fail "$line: patches in $series that series does not list"
+	echo "$line: a cover letter for the $n patches of series"
 	# 2. applies exactly to a fresh copy of the unpacked source
 	src=$(fl_linux_source "$line")
 	tree=$TEST_TMP/linux-$line

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # A log too small for the workload.  on_full=stop: the workload completes,
-# the data disk holds all of it, status says full, and the log is a clean,
-# valid log flagged full.  on_full=fail: writes fail with ENOSPC, and
-# nothing that reached the data disk is missing from the log: its replay
-# equals the data disk.
+# the data disk holds all of it, status says stopped and full=1, and the
+# log is a clean, valid log flagged full.  on_full=fail: writes fail with
+# ENOSPC, status says logging and full=1, and nothing that reached the
+# data disk is missing from the log: its replay equals the data disk.  In
+# both, used_sectors + free_sectors is the log device's size.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
 # kernels: 6.1 6.12 debug

@@ -9,7 +9,8 @@
 #    without device=, so 0), or a second target of one table, on a log in
 #    use is refused (-EBUSY);
 #  - a mark while suspended is refused and status says "suspended";
-#  - writes that fail on the data device give their log space back;
+#  - writes that fail on the data device are logged, and take no log
+#    space but their entries': status's used sectors are the log's;
 #  - no_data entries leak no memory: after a warm-up, one of three rounds of
 #    40000 loses less than 8 MiB (the header page leak lost 19.6 MiB each);
 #  - with on_full=fail, writes fail once the log device has failed, and

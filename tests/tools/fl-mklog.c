@@ -25,19 +25,26 @@
  *   checksum xxh64|crc32c      the data checksum (default crc32c; xxh64
  *                              sets FLUSHLOG_SF_DATA_XXH64)
  *   write SECTOR NR [fua] [preflush] [meta] [sync] [seed N] [ticks S C]
- *         [dev N]
- *   discard|zeroes|erase SECTOR NR [ticks S C] [dev N]
- *   flush [ticks S C] [dev N]          (dev: the data device, default 0;
+ *         [dev N] [failed]
+ *   discard|zeroes|erase SECTOR NR [ticks S C] [dev N] [failed]
+ *   flush [ticks S C] [dev N] [failed] (dev: the data device, default 0;
  *                              a flush's "baddev N" is not checked)
  *   mark LABEL [tick T]        (T: its submit and complete tick; default
  *                              one past the highest tick so far)
+ *   resize SECTORS [dev N] [tick T]    the device's size from here on:
+ *                              ranges after it are checked against it
+ *   (failed: the bio failed, FLUSHLOG_F_FAILED: never durable, and a
+ *   failed flush or FUA write is no crash point)
  *   empty                      no operation: a log of no entries
  *   raw op=N flags=N sector=N nr=N datalen=N label=S lwflags=N
  *                              (a crafted entry; lwflags: dm-log-writes')
  *
  * EXPECT_DIR gets point-K.img for each crash point K (0 the start, the
  * end last) and points.txt, one "K kind applied" line each: the script is
- * taken to be in durability order, as a version 1 log is.  In a
+ * taken to be in durability order, as a version 1 log is, but for the
+ * failed entries that change data, which a reader moves last, past the
+ * end point: the model disk never gets them, no point's "applied" counts
+ * them, and every image is as large as the largest size of device 0.  In a
  * dm-log-writes log that is so but for a write with preflush and not fua,
  * which the target logs at its completion: its crash point (its flush)
  * comes before its data, which is durable only at the next flush, and a
@@ -75,6 +82,12 @@ static uint32_t version = FLUSHLOG_VERSION_DURABILITY_ORDER;
 static unsigned char *disk;
 static FILE *log_file;
 static uint64_t log_off, nr_entries, tick, nr_points;
+/* the failed entries that change data so far: a reader moves them last */
+static uint64_t nr_failed_data;
+/* the model disk's sectors: device 0's largest size so far */
+static uint64_t disk_sectors;
+/* each device's size where the script is, for its ranges */
+static uint64_t size_now[FLUSHLOG_MAX_DEVICES];
 static const char *expect_dir;
 static FILE *points_txt;
 static uint8_t uuid[16];
@@ -150,11 +163,11 @@ save_point(const char *kind)
 		return;
 	/* a reader moves the pending write past the crash points */
 	fprintf(points_txt, "%" PRIu64 " %s %" PRIu64 "\n", nr_points, kind,
-		nr_entries - held);
+		nr_entries - nr_failed_data - held);
 	snprintf(path, sizeof(path), "%s/point-%" PRIu64 ".img", expect_dir,
 		 nr_points);
 	f = fopen(path, "wb");
-	if (!f || fwrite(disk, 512, dev_sectors, f) != dev_sectors)
+	if (!f || fwrite(disk, 512, disk_sectors, f) != disk_sectors)
 		die("cannot write '%s'", path);
 	for (uint64_t i = 0; held && i < pending.nr; i++)
 		if (pending.still[i] &&
@@ -163,6 +176,23 @@ save_point(const char *kind)
 			die("cannot write '%s'", path);
 	if (fclose(f))
 		die("cannot write '%s'", path);
+}
+
+/*
+ * Every image as large as device 0's largest size, which a reader's
+ * images are: those saved before a RESIZE grew it get zeroes at the end.
+ */
+static void
+pad_points(void)
+{
+	char path[4096];
+
+	for (uint64_t k = 0; expect_dir && k <= nr_points; k++) {
+		snprintf(path, sizeof(path), "%s/point-%" PRIu64 ".img",
+			 expect_dir, k);
+		if (truncate(path, (off_t)(disk_sectors * 512)))
+			die("cannot grow '%s': %s", path, strerror(errno));
+	}
 }
 
 struct op {
@@ -229,8 +259,11 @@ emit_log_writes(const struct op *o, const unsigned char *data)
 	uint64_t units = dev_block / 512, flags = 0, f[4];
 	size_t label_len = o->label ? strlen(o->label) : 0;
 
-	if (o->op == FLUSHLOG_OP_WRITE_ZEROES || o->op == FLUSHLOG_OP_SECURE_ERASE)
+	if (o->op == FLUSHLOG_OP_WRITE_ZEROES || o->op == FLUSHLOG_OP_SECURE_ERASE ||
+	    o->op == FLUSHLOG_OP_RESIZE)
 		die("dm-log-writes has no %s", fl_op_name(o->op));
+	if (o->flags & FLUSHLOG_F_FAILED)
+		die("dm-log-writes has no failed bios");
 	if (o->flags & FLUSHLOG_F_PREFLUSH || o->op == FLUSHLOG_OP_FLUSH)
 		flags |= 1;
 	if (o->flags & FLUSHLOG_F_FUA)
@@ -259,9 +292,19 @@ emit_log_writes(const struct op *o, const unsigned char *data)
 	}
 }
 
+/* A failed write, discard, write-zeroes or secure erase. */
+static int
+failed_data(const struct op *o)
+{
+	return (o->flags & FLUSHLOG_F_FAILED) && o->op >= FLUSHLOG_OP_WRITE &&
+	       o->op <= FLUSHLOG_OP_SECURE_ERASE;
+}
+
 static int
 is_point(const struct op *o)
 {
+	if (o->flags & FLUSHLOG_F_FAILED)
+		return 0;	/* it guaranteed nothing */
 	if (o->op == FLUSHLOG_OP_FLUSH || o->op == FLUSHLOG_OP_MARK)
 		return 1;
 	if (format == FMT_LOG_WRITES && (o->flags & FLUSHLOG_F_PREFLUSH))
@@ -308,22 +351,47 @@ pending_before(const struct op *o)
 	memset(pending.still, 1, o->nr);
 }
 
+/*
+ * A RESIZE: device 0's model disk grows to its largest size (zeroes, as
+ * a reader's image holds where nothing wrote) and keeps what lies past a
+ * smaller one, as the image does.
+ */
+static void
+resize_disk(const struct op *o)
+{
+	size_now[o->device] = o->sector;
+	if (o->device || o->sector <= disk_sectors)
+		return;
+	disk = realloc(disk, o->sector * 512);
+	if (!disk)
+		die("out of memory");
+	memset(disk + disk_sectors * 512, 0, (o->sector - disk_sectors) * 512);
+	disk_sectors = o->sector;
+}
+
 /* Log one operation and apply it to the model disk. */
 static void
 do_op(struct op *o)
 {
 	unsigned char *data = NULL;
 	uint64_t end = o->sector + o->nr;
-	uint64_t sectors = o->device ? more_sectors[o->device] : dev_sectors;
+	int has_range = o->op >= FLUSHLOG_OP_WRITE && o->op <= FLUSHLOG_OP_SECURE_ERASE;
+	/* a failed bio's data goes in the log, never on the model disk */
+	int model = !o->device && !failed_data(o);
 
 	if (!o->submit && !o->complete) {
+		/* a raw mark or resize has one tick, as the format wants */
 		o->submit = ++tick;
-		o->complete = ++tick;
+		o->complete = o->op == FLUSHLOG_OP_MARK ||
+			      o->op == FLUSHLOG_OP_RESIZE ? tick : ++tick;
 	}
-	if (!o->raw && o->op != FLUSHLOG_OP_FLUSH && o->op != FLUSHLOG_OP_MARK &&
-	    end > sectors)
-		die("%s %" PRIu64 "+%" PRIu64 " beyond device %u", fl_op_name(o->op),
-		    o->sector, o->nr, o->device);
+	if (!o->raw && has_range && end > size_now[o->device])
+		die("%s %" PRIu64 "+%" PRIu64 " beyond device %u's %" PRIu64 " sectors",
+		    fl_op_name(o->op), o->sector, o->nr, o->device,
+		    size_now[o->device]);
+	if (!o->raw && o->op == FLUSHLOG_OP_RESIZE)
+		resize_disk(o);
+	nr_failed_data += failed_data(o) != 0;
 	pending_before(o);
 	if (o->op == FLUSHLOG_OP_WRITE && !o->raw) {
 		if (nodata) {
@@ -334,13 +402,13 @@ do_op(struct op *o)
 			if (!data)
 				die("out of memory");
 			fill(data, o->sector, o->nr, o->seed ? o->seed : nr_entries + 1);
-			if (!o->device && !flush_before_data(o))
+			if (model && !flush_before_data(o))
 				pending_overwritten(o->sector, o->nr);
-			if (!o->device)
+			if (model)
 				memcpy(disk + o->sector * 512, data, o->data_len);
 		}
 	} else if (!o->raw && o->op >= FLUSHLOG_OP_DISCARD &&
-		   o->op <= FLUSHLOG_OP_SECURE_ERASE && !o->device) {
+		   o->op <= FLUSHLOG_OP_SECURE_ERASE && model) {
 		pending_overwritten(o->sector, o->nr);
 		memset(disk + o->sector * 512, 0, (size_t)o->nr * 512);
 	} else if (o->raw && o->data_len) {
@@ -383,6 +451,8 @@ parse_tail(struct op *o, char **tok, int n)
 			o->flags |= FLUSHLOG_F_META;
 		else if (!strcmp(tok[i], "sync"))
 			o->flags |= FLUSHLOG_F_SYNC;
+		else if (!strcmp(tok[i], "failed"))
+			o->flags |= FLUSHLOG_F_FAILED;
 		else if (!strcmp(tok[i], "seed") && i + 1 < n)
 			o->seed = num(tok[++i]);
 		else if (!strcmp(tok[i], "dev") && i + 1 < n) {
@@ -582,6 +652,9 @@ run_script(FILE *in)
 		}
 		if (!started) {
 			started = 1;
+			disk_sectors = size_now[0] = dev_sectors;
+			for (uint32_t d = 1; d < nr_devices; d++)
+				size_now[d] = more_sectors[d];
 			disk = calloc(dev_sectors, 512);
 			if (!disk)
 				die("out of memory");
@@ -609,6 +682,24 @@ run_script(FILE *in)
 			o.op = FLUSHLOG_OP_MARK;
 			o.label = tok[1];
 			o.submit = o.complete = n == 4 ? num(tok[3]) : ++tick;
+			if (o.complete > tick)
+				tick = o.complete;
+			do_op(&o);
+			continue;
+		} else if (!strcmp(tok[0], "resize") && n >= 2) {
+			o.op = FLUSHLOG_OP_RESIZE;
+			o.sector = num(tok[1]);
+			for (int i = 2; i < n; i++) {
+				if (!strcmp(tok[i], "tick") && i + 1 < n)
+					o.submit = num(tok[++i]);
+				else if (!strcmp(tok[i], "dev") && i + 1 < n &&
+					 num(tok[i + 1]) < nr_devices)
+					o.device = (uint32_t)num(tok[++i]);
+				else
+					die("resize: unknown word '%s'", tok[i]);
+			}
+			/* one tick, as a mark's */
+			o.complete = o.submit = o.submit ? o.submit : ++tick;
 			if (o.complete > tick)
 				tick = o.complete;
 			do_op(&o);
@@ -682,6 +773,7 @@ main(int argc, char **argv)
 	}
 	run_script(in);
 	save_point("end");
+	pad_points();
 	write_super();
 	if (points_txt && fclose(points_txt))
 		die("cannot write points.txt");

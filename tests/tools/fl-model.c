@@ -41,6 +41,15 @@
  *     each sector a discard changed last holds what it would hold had
  *     the discards never been issued; write-zeroes and secure erase are
  *     always zeroes;
+ *   - a failed bio (FLUSHLOG_F_FAILED) is never guaranteed durable: a
+ *     failed write, discard, write-zeroes or secure erase comes last in
+ *     durability order, after the end point, in log order (every
+ *     version); it is possibly durable at every crash point whose epoch
+ *     ended after it was submitted, as a write that never completed
+ *     would be; a failed flush takes nothing from its queue, and a
+ *     failed flush or FUA write is no crash point;
+ *   - a RESIZE changes its device's size where it stands, a single tick
+ *     and no crash point; an image holds each device at its largest;
  *   - dm-log-writes logs have no ticks: the entry logged k-th gets
  *     submit = complete = k + 1.  A write with FLUSH and without FUA is a
  *     crash point for its preflush where it was logged; its data comes
@@ -91,9 +100,10 @@ enum fmt { FMT_V1 = 1, FMT_V2 = 2, FMT_V3 = 3, FMT_LW = 4 };
 
 /* One entry of a log, in the order the log holds it. */
 struct ent {
-	uint16_t op, flags;	/* FLUSHLOG_OP_*, FLUSHLOG_F_PREFLUSH/FUA */
+	uint16_t op, flags;	/* FLUSHLOG_OP_*, FLUSHLOG_F_PREFLUSH/FUA/FAILED */
 	uint32_t dev;
-	uint64_t sector, nr;	/* the device's 512-byte sectors */
+	uint64_t sector, nr;	/* the device's 512-byte sectors; a RESIZE's
+				 * new size in sector */
 	uint64_t seed;		/* a write's data: fl-mklog's fill(seed) */
 	uint64_t submit, complete;
 	char label[16];
@@ -172,7 +182,8 @@ static int jobs = 1, verbose;
 
 static struct {
 	uint64_t logs, handed, model_states, newer_wins, pct_states, torn,
-		 epoch, lw, multi, max_tick, fua_discards, lw_preflush;
+		 epoch, lw, multi, max_tick, fua_discards, lw_preflush, failed,
+		 resizes;
 } stats;
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -342,6 +353,13 @@ print_entry(FILE *f, const struct log *l, const struct ent *e)
 		fputc('\n', f);
 		return;
 	}
+	if (e->op == FLUSHLOG_OP_RESIZE) {
+		fprintf(f, "resize %" PRIu64 " tick %" PRIu64, e->sector, e->complete);
+		if (e->dev)
+			fprintf(f, " dev %u", e->dev);
+		fputc('\n', f);
+		return;
+	}
 	if (e->op == FLUSHLOG_OP_FLUSH)
 		fprintf(f, "flush");
 	else
@@ -356,6 +374,8 @@ print_entry(FILE *f, const struct log *l, const struct ent *e)
 		fprintf(f, " ticks %" PRIu64 " %" PRIu64, e->submit, e->complete);
 	if (e->dev)
 		fprintf(f, " dev %u", e->dev);
+	if (e->flags & FLUSHLOG_F_FAILED)
+		fprintf(f, " failed");
 	fputc('\n', f);
 }
 
@@ -459,6 +479,17 @@ read_script(const char *path, struct log *l)
 				e.submit = e.complete = num(tok[3]);
 			else if (n != 2)
 				die("%s: bad mark line", path);
+		} else if (!strcmp(tok[0], "resize") && n >= 2) {
+			e.op = FLUSHLOG_OP_RESIZE;
+			e.sector = num(tok[1]);
+			for (int i = 2; i < n; i++) {
+				if (!strcmp(tok[i], "tick") && i + 1 < n)
+					e.submit = e.complete = num(tok[++i]);
+				else if (!strcmp(tok[i], "dev") && i + 1 < n)
+					e.dev = (uint32_t)num(tok[++i]);
+				else
+					die("%s: bad resize line", path);
+			}
 		} else {
 			int i = 1;
 
@@ -487,6 +518,8 @@ read_script(const char *path, struct log *l)
 					e.flags |= FLUSHLOG_F_FUA;
 				else if (!strcmp(tok[i], "preflush"))
 					e.flags |= FLUSHLOG_F_PREFLUSH;
+				else if (!strcmp(tok[i], "failed"))
+					e.flags |= FLUSHLOG_F_FAILED;
 				else if (!strcmp(tok[i], "seed") && i + 1 < n)
 					e.seed = num(tok[++i]);
 				else if (!strcmp(tok[i], "dev") && i + 1 < n)
@@ -505,7 +538,7 @@ read_script(const char *path, struct log *l)
 				die("out of memory");
 		}
 		/* fl-mklog's defaults: the next ticks, a seed from the entry */
-		if (e.op == FLUSHLOG_OP_MARK && !e.complete)
+		if ((e.op == FLUSHLOG_OP_MARK || e.op == FLUSHLOG_OP_RESIZE) && !e.complete)
 			e.submit = e.complete = ++tick;
 		if (!e.submit && !e.complete) {
 			e.submit = ++tick;
@@ -527,10 +560,15 @@ read_script(const char *path, struct log *l)
 
 /* ---- the model ----------------------------------------------------------- */
 
-/* A flush, in a log with ticks: a FLUSH, or a write with PREFLUSH and FUA. */
+/*
+ * A flush, in a log with ticks: a FLUSH, or a write with PREFLUSH and
+ * FUA; one that failed made nothing durable.
+ */
 static bool
 is_flush(const struct ent *e)
 {
+	if (e->flags & FLUSHLOG_F_FAILED)
+		return false;
 	return e->op == FLUSHLOG_OP_FLUSH ||
 	       (e->op == FLUSHLOG_OP_WRITE && (e->flags & FLUSHLOG_F_PREFLUSH) &&
 		(e->flags & FLUSHLOG_F_FUA));
@@ -539,8 +577,17 @@ is_flush(const struct ent *e)
 static bool
 is_point(const struct ent *e)
 {
+	if (e->flags & FLUSHLOG_F_FAILED)
+		return false;	/* it guaranteed nothing */
 	return e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK ||
 	       (e->flags & FLUSHLOG_F_FUA);
+}
+
+/* A failed data-changing entry: last in durability order, past the end. */
+static bool
+failed_data(const struct ent *e)
+{
+	return is_data_op(e->op) && (e->flags & FLUSHLOG_F_FAILED);
 }
 
 static const char *
@@ -613,10 +660,11 @@ completion_to_durability(const struct ent *in, size_t n, struct ent *out, size_t
 		free(q[d]);
 }
 
+/* Waits for a flush: a failed entry never does, nothing makes it durable. */
 static bool
 queued_flushlog(const struct ent *e)
 {
-	return is_data_op(e->op) && !(e->flags & FLUSHLOG_F_FUA);
+	return is_data_op(e->op) && !(e->flags & (FLUSHLOG_F_FUA | FLUSHLOG_F_FAILED));
 }
 
 /* dm-log-writes' flushes: a FLUSH, or any write with FLUSH, data and all */
@@ -732,20 +780,31 @@ model_build(struct model *md, const struct log *l)
 	add_point(md, "start", false, 0, NO_ENTRY);
 	if (l->fmt == FMT_LW) {
 		order_log_writes(md);
-	} else if (l->fmt == FMT_V1) {
-		for (size_t i = 0; i < l->n; i++)
-			push_entry(md, &l->e[i], i);
 	} else {
 		struct ent *out = xcalloc(l->n, sizeof(*out));
 		size_t *from = xcalloc(l->n, sizeof(size_t));
 
-		completion_to_durability(l->e, l->n, out, from, queued_flushlog, is_flush);
+		if (l->fmt == FMT_V1) {
+			memcpy(out, l->e, l->n * sizeof(*out));
+			for (size_t i = 0; i < l->n; i++)
+				from[i] = i;
+		} else {
+			completion_to_durability(l->e, l->n, out, from, queued_flushlog,
+						 is_flush);
+		}
+		/* the failed ones last, past the end point, in log order */
 		for (size_t i = 0; i < l->n; i++)
-			push_entry(md, &out[i], from[i]);
+			if (!failed_data(&out[i]))
+				push_entry(md, &out[i], from[i]);
+		add_point(md, "end", false, 0, NO_ENTRY);
+		for (size_t i = 0; i < l->n; i++)
+			if (failed_data(&out[i]))
+				push_entry(md, &out[i], from[i]);
 		free(out);
 		free(from);
 	}
-	add_point(md, "end", false, 0, NO_ENTRY);
+	if (l->fmt == FMT_LW)
+		add_point(md, "end", false, 0, NO_ENTRY);
 	if (l->fmt != FMT_LW)
 		pair_preflush(md);
 
@@ -756,9 +815,16 @@ model_build(struct model *md, const struct log *l)
 			if (is_data_op(l->e[i].op) && l->e[i].sector + l->e[i].nr > md->img)
 				md->img = l->e[i].sector + l->e[i].nr;
 	} else {
+		uint64_t largest[MAX_DEV];
+
+		/* each device at the largest of its sizes */
+		memcpy(largest, l->sectors, sizeof(largest));
+		for (size_t i = 0; i < l->n; i++)
+			if (l->e[i].op == FLUSHLOG_OP_RESIZE && l->e[i].sector > largest[l->e[i].dev])
+				largest[l->e[i].dev] = l->e[i].sector;
 		for (uint32_t d = 0; d < l->ndev; d++) {
-			md->dev_start[d] = d ? (md->dev_start[d - 1] + l->sectors[d - 1] + 7) / 8 * 8 : 0;
-			md->img = md->dev_start[d] + l->sectors[d];
+			md->dev_start[d] = d ? (md->dev_start[d - 1] + largest[d - 1] + 7) / 8 * 8 : 0;
+			md->img = md->dev_start[d] + largest[d];
 		}
 	}
 	{
@@ -1155,30 +1221,53 @@ build_named(const struct model *md, const struct sname *sn, struct img *im)
 }
 
 /*
+ * Crash point P's position, or entries from it to N that change no data
+ * (flushes, marks, resizes, failed flushes), lie just before N: a name
+ * counts those in N (flushlog-check(1)), so N is P's state.
+ */
+static bool
+reaches(const struct model *md, size_t p, size_t n)
+{
+	if (md->points[p].pos > n)
+		return false;
+	for (size_t j = md->points[p].pos; j < n; j++)
+		if (is_data_op(md->m[j].e.op))
+			return false;
+	return true;
+}
+
+/*
  * Is the name one of the model's states?  N+E,F: E and F possibly durable
- * at a crash point at position P <= N, with entries P..N-1 among them too
- * (flushlog names P+P as P+1), at most K in all.  N~T:A+L: T a write
- * possibly durable at a crash point at N, cut at its device's blocks into
- * a head or a tail.  N%: N a crash point, nothing added.
+ * at a crash point at position P <= N, with the data entries of P..N-1
+ * among them too (flushlog names P+P as P+1), at most K in all.
+ * N~T:A+L: T a write possibly durable at a crash point that N reaches,
+ * cut at its device's blocks into a head or a tail.  N%: N reaches a crash
+ * point, nothing added.
  */
 static const char *
 name_problem(const struct model *md, const struct sname *sn)
 {
 	const struct log *l = md->log;
 
-	if (sn->pct)
+	if (sn->pct) {
+		bool at_point = false;
+
+		for (size_t p = 0; p < md->npoints; p++)
+			at_point |= reaches(md, p, sn->n);
 		return sn->nextra || sn->is_torn ? "a '%' state with other writes added" :
-		       is_position(md, sn->n) ? NULL : "'%' at a position that is no crash point";
+		       at_point ? NULL : "'%' at a position that is no crash point";
+	}
 	if (sn->is_torn) {
 		const struct ent *e = &md->m[sn->torn].e;
 		uint64_t bs = (l->fmt == FMT_LW ? l->block[0] : l->block[e->dev]) / 512;
+		bool pd = false, at_point = false;
 
-		bool pd = false;
-
-		if (!is_position(md, sn->n))
+		for (size_t p = 0; p < md->npoints; p++) {
+			at_point |= reaches(md, p, sn->n);
+			pd |= reaches(md, p, sn->n) && possibly_durable(md, p, sn->torn);
+		}
+		if (!at_point)
 			return "a torn state at a position that is no crash point";
-		for (size_t p = 0; p < md->npoints; p++)
-			pd |= md->points[p].pos == sn->n && possibly_durable(md, p, sn->torn);
 		if (!pd)
 			return "the torn entry is not possibly durable there";
 		if (e->op != FLUSHLOG_OP_WRITE)
@@ -1194,11 +1283,15 @@ name_problem(const struct model *md, const struct sname *sn)
 		if (sn->extra[i] <= sn->extra[i - 1])
 			return "the added entries are not in durability order";
 	for (size_t p = 0; p < md->npoints; p++) {
-		size_t pos = md->points[p].pos;
-		bool ok = pos <= sn->n && (sn->n - pos) + sn->nextra <= (size_t)l->K;
+		size_t pos = md->points[p].pos, added = sn->nextra;
+		bool ok = pos <= sn->n;
 
 		for (size_t j = pos; ok && j < sn->n; j++)
-			ok = possibly_durable(md, p, j);
+			if (is_data_op(md->m[j].e.op)) {
+				ok = possibly_durable(md, p, j);
+				added++;
+			}
+		ok = ok && added <= (size_t)l->K;
 		for (size_t i = 0; ok && i < sn->nextra; i++)
 			ok = sn->extra[i] >= sn->n && possibly_durable(md, p, sn->extra[i]);
 		if (ok)
@@ -1595,10 +1688,11 @@ struct sop {
 	int done;		/* completions so far */
 };
 
+/* A range on e's device, of size sectors where e is submitted. */
 static void
-gen_range(const struct log *l, struct ent *e, uint64_t hot)
+gen_range(const struct log *l, struct ent *e, uint64_t hot, uint64_t sectors)
 {
-	uint64_t bs = l->block[e->dev] / 512, blocks = l->sectors[e->dev] / bs,
+	uint64_t bs = l->block[e->dev] / 512, blocks = sectors / bs,
 		 span = hot < blocks ? hot : blocks, first = below(span),
 		 len = 1 + below(bs == 1 ? 8 : 3);
 
@@ -1622,7 +1716,8 @@ gen_log(struct log *l, uint64_t seed)
 	uint64_t tick = 0, hot, next_seed = 1;
 	struct ent recent[8];	/* data entries completed lately, without FUA */
 	size_t nrecent = 0;
-	int marks = 0;
+	int marks = 0, resizes = 0;
+	uint64_t size[MAX_DEV];	/* each device's size where the log is */
 
 	rng_state = seed;
 	memset(l, 0, sizeof(*l));
@@ -1636,6 +1731,7 @@ gen_log(struct log *l, uint64_t seed)
 	for (uint32_t d = 0; d < l->ndev; d++) {
 		l->block[d] = chance(60) ? 512 : 4096;
 		l->sectors[d] = 64 + 8 * below(25);
+		size[d] = l->sectors[d];
 	}
 	l->log_block = chance(70) ? 512 : 4096;
 	l->K = 1 + (int)below(2);
@@ -1647,10 +1743,25 @@ gen_log(struct log *l, uint64_t seed)
 
 	ops = xcalloc(nops, sizeof(*ops));
 	inflight = xcalloc(nops, sizeof(*inflight));
-	done = xcalloc(2 * nops + 2, sizeof(*done));
+	done = xcalloc(2 * nops + 4, sizeof(*done));
 	while (nsub < nops || nin) {
 		bool submit = nsub < nops && nin < depth && (!nin || chance(55));
 
+		/*
+		 * A table reload that grows a device: nothing in flight (a
+		 * reload suspends the device), a RESIZE of one tick; the
+		 * ranges after it may use the new sectors.
+		 */
+		if (submit && !nin && l->fmt != FMT_LW && resizes < 2 && chance(4)) {
+			uint32_t d = (uint32_t)below(l->ndev);
+
+			size[d] += 8 * (1 + below(8));
+			done[ndone++] = (struct ent){ .op = FLUSHLOG_OP_RESIZE, .dev = d,
+						      .sector = size[d], .submit = tick + 1,
+						      .complete = tick + 1 };
+			tick++;
+			resizes++;
+		}
 		if (submit) {
 			struct sop *o = &ops[nsub++];
 			struct ent *e = &o->e;
@@ -1689,7 +1800,7 @@ gen_log(struct log *l, uint64_t seed)
 			if (e->op == FLUSHLOG_OP_WRITE)
 				e->seed = next_seed++;
 			if (is_data_op(e->op))
-				gen_range(l, e, hot);
+				gen_range(l, e, hot, size[e->dev]);
 			/*
 			 * A FUA operation often overlaps a write that completed
 			 * before it was issued, which it overtakes on its way to
@@ -1726,6 +1837,9 @@ gen_log(struct log *l, uint64_t seed)
 				continue;
 			}
 			o->e.complete = ++tick;
+			/* a bio that failed: its outcome unknown, never durable */
+			if (l->fmt != FMT_LW && chance(8))
+				o->e.flags |= FLUSHLOG_F_FAILED;
 			done[ndone++] = o->e;
 			inflight[i] = inflight[--nin];
 			if (is_data_op(o->e.op) && !(o->e.flags & FLUSHLOG_F_FUA))
@@ -2026,6 +2140,8 @@ note_log(const struct log *l)
 		stats.lw_preflush += l->fmt == FMT_LW && l->e[i].op == FLUSHLOG_OP_WRITE &&
 				     (l->e[i].flags & FLUSHLOG_F_PREFLUSH) &&
 				     !(l->e[i].flags & FLUSHLOG_F_FUA);
+		stats.failed += (l->e[i].flags & FLUSHLOG_F_FAILED) != 0;
+		stats.resizes += l->e[i].op == FLUSHLOG_OP_RESIZE;
 	}
 }
 
@@ -2040,9 +2156,10 @@ print_stats(uint64_t seed, uint64_t first, double secs, int failed)
 	printf("coverage: logs=%" PRIu64 " log-writes=%" PRIu64 " several-devices=%" PRIu64
 	       " last-tick=%" PRIu64 " states=%" PRIu64 " epoch=%" PRIu64 " torn=%" PRIu64
 	       " discard=%" PRIu64 " newer-write-kept=%" PRIu64 " fua-discards=%" PRIu64
-	       " log-writes-preflush=%" PRIu64 "\n",
+	       " log-writes-preflush=%" PRIu64 " failed=%" PRIu64 " resizes=%" PRIu64 "\n",
 	       stats.logs, stats.lw, stats.multi, stats.max_tick, stats.handed, stats.epoch,
-	       stats.torn, stats.pct_states, stats.newer_wins, stats.fua_discards, stats.lw_preflush);
+	       stats.torn, stats.pct_states, stats.newer_wins, stats.fua_discards, stats.lw_preflush,
+	       stats.failed, stats.resizes);
 }
 
 static volatile sig_atomic_t stop;

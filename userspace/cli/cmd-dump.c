@@ -13,9 +13,34 @@ static const struct cli_option dump_options[] = {
 	[OPT_FROM] = { "from", 0, "POINT",
 		       "the entries after POINT's state (default start); N: from entry N on" },
 	[OPT_TO] = { "to", 0, "POINT",
-		     "the entries up to POINT's state (default end); N: up to entry N, -1: none" },
+		     "the entries up to POINT's state (default: all); N: up to entry N, -1: none" },
 	{ NULL },
 };
+
+/* An entry with a sector range: not a flush, a mark or a resize. */
+static bool
+has_range(const struct fl_entry *e)
+{
+	return e->op != FLUSHLOG_OP_FLUSH && e->op != FLUSHLOG_OP_MARK &&
+	       e->op != FLUSHLOG_OP_RESIZE;
+}
+
+/*
+ * The last column: a mark's label, a resize's new size ("size=N"), and
+ * "failed" for a bio that failed.
+ */
+static void
+print_note(const struct fl_log *log, uint64_t entry, const struct fl_entry *e)
+{
+	if (e->op == FLUSHLOG_OP_MARK) {
+		putchar(' ');
+		cli_print_escaped(stdout, fl_log_label(log, entry));
+	}
+	if (e->op == FLUSHLOG_OP_RESIZE)
+		printf(" size=%" PRIu64, e->sector);
+	if (e->flags & FLUSHLOG_F_FAILED)
+		printf(" failed");
+}
 
 static void
 print_entry_text(const struct fl_log *log, uint64_t entry)
@@ -30,27 +55,24 @@ print_entry_text(const struct fl_log *log, uint64_t entry)
 		/* device:sector, the device alone where there is no range */
 		char where[32];
 
-		if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK)
+		if (!has_range(e))
 			snprintf(where, sizeof(where), "%u:-", e->device);
 		else
 			snprintf(where, sizeof(where), "%u:%" PRIu64, e->device,
 				 e->sector);
 		printf(" %12s", where);
-	} else if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK) {
+	} else if (!has_range(e)) {
 		printf(" %12s", "-");
 	} else {
 		printf(" %12" PRIu64, e->sector);
 	}
-	if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK)
+	if (!has_range(e))
 		printf(" %8s", "-");
 	else
 		printf(" %8u", e->nr_sectors);
 	printf(" %10" PRIu64 " %10" PRIu64 " %-5s", e->submit_tick,
 	       e->complete_tick, e->flags & FL_ENTRY_CRASH_POINT ? "point" : "");
-	if (e->op == FLUSHLOG_OP_MARK) {
-		putchar(' ');
-		cli_print_escaped(stdout, fl_log_label(log, entry));
-	}
+	print_note(log, entry, e);
 	putchar('\n');
 }
 
@@ -87,6 +109,7 @@ print_entry_json(const struct fl_log *log, uint64_t entry)
 	      add_bool(o, "fua", e->flags & FLUSHLOG_F_FUA) ||
 	      add_bool(o, "meta", e->flags & FLUSHLOG_F_META) ||
 	      add_bool(o, "sync", e->flags & FLUSHLOG_F_SYNC) ||
+	      add_bool(o, "failed", e->flags & FLUSHLOG_F_FAILED) ||
 	      cli_json_add(o, "submit_tick", json_object_new_uint64(e->submit_tick)) ||
 	      cli_json_add(o, "complete_tick", json_object_new_uint64(e->complete_tick)) ||
 	      cli_json_add(o, "offset", json_object_new_uint64(e->offset)) ||
@@ -95,6 +118,9 @@ print_entry_json(const struct fl_log *log, uint64_t entry)
 	if (e->op == FLUSHLOG_OP_MARK)
 		ret = ret || cli_json_add(o, "label",
 				    cli_json_string(fl_log_label(log, entry)));
+	/* a resize's new size, which its header keeps in sector */
+	if (e->op == FLUSHLOG_OP_RESIZE)
+		ret = ret || cli_json_add(o, "size", json_object_new_uint64(e->sector));
 	if (!ret)
 		ret = cli_json_print(stdout, o);
 	json_object_put(o);
@@ -193,7 +219,9 @@ const struct cli_command cmd_dump = {
 		"erase, N write-zeroes; F after it: FUA; S sync; M metadata; a flush is\n"
 		"an empty write with preflush, FW, and a mark, a message to blktrace, N),\n"
 		"first sector and length in 512-byte sectors, the submit and complete\n"
-		"ticks, 'point' where a crash point ends, and a mark's label.  A label\n"
+		"ticks, 'point' where a crash point ends, and a mark's label, a resize's\n"
+		"new size (size=N) or 'failed' for a bio that failed (listed last if it\n"
+		"changes data: it is never guaranteed durable).  A label\n"
 		"may hold any bytes: in the text, a byte that is not UTF-8 and a control\n"
 		"character (terminal escapes included) are shown as \\xNN; in the JSON,\n"
 		"a byte that is not UTF-8.  --from and --to take a POINT, as every\n"

@@ -52,6 +52,20 @@ data_checksum_name(const struct fl_log_info *info)
 }
 
 /*
+ * The end of a device's line: where RESIZE entries changed its size, its
+ * size is the largest, an image's, and the one it was first listed with
+ * follows.
+ */
+static void
+print_resized(const struct fl_device *dev)
+{
+	if (dev->first_sectors && dev->first_sectors != dev->sectors)
+		printf(" (the largest of its sizes; %" PRIu64 " when first listed)",
+		       dev->first_sectors);
+	putchar('\n');
+}
+
+/*
  * Crash points are what 'flushlog points' lists and check counts: the
  * start, one at each entry that ends one (a flush, a FUA write, a mark),
  * and the end.
@@ -78,20 +92,22 @@ print_text(const char *path, const struct fl_log *log, size_t nr_points)
 		printf("data device:      absent (no entry)\n");
 	} else {
 		printf("data block size:  %u\n", info->data_block_size);
-		printf("data device:      %" PRIu64 " sectors%s\n", info->data_sectors,
+		printf("data device:      %" PRIu64 " sectors%s", info->data_sectors,
 		       info->data_size_known ? "" : " (highest sector written; the format does not record the size)");
+		print_resized(fl_log_device(log, 0));
 	}
 	for (uint32_t d = 1; d < info->nr_devices; d++) {
 		const struct fl_device *dev = fl_log_device(log, d);
 		char label[24];
 
 		snprintf(label, sizeof(label), "data device %u:", d);
-		if (!dev->sectors)
+		if (!dev->sectors) {
 			printf("%-18sabsent (no entry)\n", label);
-		else
-			printf("%-18s%" PRIu64 " sectors of %u-byte blocks, from sector %" PRIu64 " of an image of all\n",
-			       label, dev->sectors, dev->block_size,
-			       dev->image_sector);
+			continue;
+		}
+		printf("%-18s%" PRIu64 " sectors of %u-byte blocks, from sector %" PRIu64 " of an image of all",
+		       label, dev->sectors, dev->block_size, dev->image_sector);
+		print_resized(dev);
 	}
 	printf("log size:         %" PRIu64 " bytes, %" PRIu64 " used\n",
 	       info->log_bytes, info->used_bytes);
@@ -104,6 +120,9 @@ print_text(const char *path, const struct fl_log *log, size_t nr_points)
 	printf("  write-zeroes:   %" PRIu64 "\n", c->write_zeroes);
 	printf("  secure erases:  %" PRIu64 "\n", c->secure_erases);
 	printf("  marks:          %" PRIu64 "\n", c->marks);
+	printf("  resizes:        %" PRIu64 "\n", c->resizes);
+	printf("  failed:         %" PRIu64 " (never guaranteed durable)\n",
+	       c->failed);
 	printf("crash points:     %zu (the start, %" PRIu64 " at entries, the end)\n",
 	       nr_points, c->crash_points);
 	printf("index memory:     %" PRIu64 " bytes\n", info->index_bytes);
@@ -174,6 +193,7 @@ add_devices(struct json_object *o, const struct fl_log *log)
 			return -1;
 		}
 		if (add_u64(one, "sectors", dev->sectors) ||
+		    add_u64(one, "first_sectors", dev->first_sectors) ||
 		    add_u64(one, "block_size", dev->block_size) ||
 		    add_u64(one, "image_sector", dev->image_sector)) {
 			json_object_put(devs);
@@ -223,6 +243,8 @@ print_json(const char *path, const struct fl_log *log, size_t nr_points)
 	      add_u64(o, "write_zeroes", c->write_zeroes) ||
 	      add_u64(o, "secure_erases", c->secure_erases) ||
 	      add_u64(o, "marks", c->marks) ||
+	      add_u64(o, "resizes", c->resizes) ||
+	      add_u64(o, "failed", c->failed) ||
 	      add_u64(o, "crash_points", nr_points) ||
 	      add_u64(o, "crash_point_entries", c->crash_points) ||
 	      add_u64(o, "index_bytes", info->index_bytes) ||

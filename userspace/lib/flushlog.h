@@ -14,7 +14,8 @@
  *   version.  1.1 added fl_entry.device, fl_log_info.nr_devices and
  *   .image_sectors, struct fl_device, fl_log_device() and
  *   fl_replay_open_device(): a program that uses them needs 1.1
- *   (fl_version()), as its symbols say.
+ *   (fl_version()), as its symbols say.  1.2 added fl_counts.resizes and
+ *   .failed, and fl_device.first_sectors (a log with RESIZE entries).
  *   Reach each through the pointer the library returns, one at a time:
  *   never step a pointer from one to the next, never rely on their
  *   sizeof.  The library never takes one of them back as an argument.
@@ -38,7 +39,7 @@
  * program runs with, FL_LIB_VERSION which it was built against.
  */
 #define FL_LIB_VERSION_MAJOR	1
-#define FL_LIB_VERSION_MINOR	1
+#define FL_LIB_VERSION_MINOR	2
 #define FL_LIB_VERSION_PATCH	0
 #define FL_LIB_VERSION	(FL_LIB_VERSION_MAJOR * 10000 + \
 			 FL_LIB_VERSION_MINOR * 100 + FL_LIB_VERSION_PATCH)
@@ -55,7 +56,7 @@
 #define fl_le32(x)	le32toh(x)
 #define fl_le64(x)	le64toh(x)
 
-/* "1.1.0": the version of the library this program runs with */
+/* "1.2.0": the version of the library this program runs with */
 const char *fl_version(void);
 
 enum fl_format {
@@ -130,6 +131,8 @@ struct fl_entry {
 struct fl_counts {
 	uint64_t writes, flushes, fua, discards, write_zeroes, secure_erases;
 	uint64_t marks, crash_points, data_bytes;
+	uint64_t resizes;	/* RESIZE entries (1.2) */
+	uint64_t failed;	/* entries of bios that failed, F_FAILED (1.2) */
 };
 
 struct fl_log_info {
@@ -166,9 +169,14 @@ struct fl_log_info {
  * for one device, the device itself.
  */
 struct fl_device {
-	uint64_t sectors;		/* its size (see data_size_known) */
+	uint64_t sectors;		/* its largest size (see data_size_known) */
 	uint32_t block_size;		/* its logical block size */
 	uint64_t image_sector;		/* where it starts in an image */
+	/*
+	 * Its size when first listed (1.2): RESIZE entries change it, and
+	 * an image holds the largest, sectors.
+	 */
+	uint64_t first_sectors;
 };
 
 #define FL_ALL_DEVICES	UINT32_MAX	/* fl_replay_open_device(): all */

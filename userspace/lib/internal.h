@@ -36,6 +36,15 @@ struct fl_log {
 	uint64_t entries_cap;
 	struct fl_mark *marks;		/* in entry order */
 	uint64_t nr_marks, marks_cap;
+	/*
+	 * Failed entries that change data come last in durability order
+	 * (fl_log_failed_last()): never guaranteed, they are after every
+	 * crash point, the end's included, which lies this many before the
+	 * last entry.
+	 */
+	uint64_t nr_failed_last;
+	/* each device's size in effect while the log is read, in log order */
+	uint64_t size_now[FLUSHLOG_MAX_DEVICES];
 	/* the marks by label, and a label's in entry order: mark:LABEL */
 	const struct fl_mark **marks_by_label;
 	/*
@@ -100,6 +109,7 @@ int fl_log_check_order(const struct fl_log *log, struct fl_error *err);
 int fl_log_pair_preflush(struct fl_log *log);
 uint64_t fl_data_issue_lookup(const struct fl_log *log, uint64_t i);
 int fl_log_to_durability_order(struct fl_log *log, struct fl_error *err);
+int fl_log_failed_last(struct fl_log *log, struct fl_error *err);
 int fl_log_reserve(struct fl_log *log, uint64_t nr_entries);
 
 /*
@@ -327,11 +337,32 @@ fl_data_submit(const struct fl_log *log, uint64_t i)
 	return fl_data_issue_lookup(log, i);
 }
 
-/* A write, discard or write-zeroes: not a flush or a mark. */
+/* A write, discard, write-zeroes or secure erase: an entry with a range. */
 static inline bool
 fl_changes_data(const struct fl_entry *e)
 {
-	return e->op != FLUSHLOG_OP_FLUSH && e->op != FLUSHLOG_OP_MARK;
+	return e->op != FLUSHLOG_OP_FLUSH && e->op != FLUSHLOG_OP_MARK &&
+	       e->op != FLUSHLOG_OP_RESIZE;
+}
+
+/*
+ * A bio that failed (FLUSHLOG_F_FAILED): what it left is unknown, so it
+ * is never guaranteed durable, and a failed flush makes nothing durable.
+ */
+static inline bool
+fl_entry_failed(const struct fl_entry *e)
+{
+	return e->flags & FLUSHLOG_F_FAILED;
+}
+
+/*
+ * The position of the end crash point: every entry but the failed ones
+ * that change data, which come last and which no crash point guarantees.
+ */
+static inline uint64_t
+fl_log_end(const struct fl_log *log)
+{
+	return log->info.nr_entries - log->nr_failed_last;
 }
 
 static inline uint64_t

@@ -91,6 +91,7 @@ fl_op_name(unsigned int op)
 		[FLUSHLOG_OP_SECURE_ERASE] = "secure-erase",
 		[FLUSHLOG_OP_FLUSH] = "flush",
 		[FLUSHLOG_OP_MARK] = "mark",
+		[FLUSHLOG_OP_RESIZE] = "resize",
 	};
 
 	if (op < sizeof(names) / sizeof(names[0]) && names[op])
@@ -120,7 +121,12 @@ count_entry(struct fl_counts *c, const struct fl_entry *e)
 	case FLUSHLOG_OP_MARK:
 		c->marks++;
 		break;
+	case FLUSHLOG_OP_RESIZE:
+		c->resizes++;
+		break;
 	}
+	if (fl_entry_failed(e))
+		c->failed++;
 	/* a write that carried a flush which completed with it */
 	if ((e->flags & FLUSHLOG_F_PREFLUSH) && e->op != FLUSHLOG_OP_FLUSH &&
 	    (e->flags & FL_ENTRY_CRASH_POINT))
@@ -446,6 +452,7 @@ log_open(const char *path, int fd, unsigned int flags, struct fl_log **logp,
 		log->devices[0] = (struct fl_device) {
 			.sectors = log->info.data_sectors,
 			.block_size = log->info.data_block_size,
+			.first_sectors = log->info.data_sectors,
 		};
 	}
 	if (!ret)

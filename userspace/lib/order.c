@@ -13,12 +13,24 @@
 
 #include "internal.h"
 
-/* A completed cache flush: a FLUSH entry, or a PREFLUSH|FUA write. */
+/*
+ * A completed cache flush: a FLUSH entry, or a PREFLUSH|FUA write.  Not
+ * one that failed: it made nothing durable.
+ */
 static bool
 is_flush(const struct fl_entry *e)
 {
+	if (fl_entry_failed(e))
+		return false;
 	return e->op == FLUSHLOG_OP_FLUSH ||
 	       ((e->flags & FLUSHLOG_F_PREFLUSH) && (e->flags & FLUSHLOG_F_FUA));
+}
+
+/* A failed entry that changes data: no flush covers it, none is its crash point. */
+static bool
+failed_data(const struct fl_entry *e)
+{
+	return fl_entry_failed(e) && fl_changes_data(e);
 }
 
 /*
@@ -36,6 +48,7 @@ fl_log_check_order(const struct fl_log *log, struct fl_error *err)
 {
 	const struct fl_entry *ent = log->entries;
 	uint64_t n = log->info.nr_entries, last_point = FL_NO_ENTRY;
+	uint64_t failed = FL_NO_ENTRY;	/* the first failed write so far */
 	struct device_flushes dev[FLUSHLOG_MAX_DEVICES];
 	unsigned int nr_waiting = 0;	/* devices with a waiting write */
 
@@ -61,6 +74,14 @@ fl_log_check_order(const struct fl_log *log, struct fl_error *err)
 						   last_point,
 						   ent[last_point].complete_tick);
 			last_point = i;
+			if (failed != FL_NO_ENTRY)
+				return ORDER_ERROR(i, "entry %" PRIu64 " at offset %" PRIu64 ": crash point logged after entry %" PRIu64 ", a failed write that is never durable",
+						   i, e->offset, failed);
+		}
+		if (failed_data(e)) {
+			if (failed == FL_NO_ENTRY)
+				failed = i;
+			continue;
 		}
 		if (is_flush(e)) {
 			f->prev = i;
@@ -144,7 +165,8 @@ emit(struct reorder *r, uint64_t i)
 }
 
 /*
- * What a version 1 writer did in memory: a write that changes data
+ * What a version 1 writer did in memory (a failed write is then moved
+ * past every crash point: fl_log_failed_last()): a write that changes data
  * without FUA waits, in completion order, until a flush of its device
  * submitted after it completed, and goes just before that flush; the
  * flush takes a prefix of its device's waiting writes, since they are in
@@ -211,6 +233,53 @@ fl_log_to_durability_order(struct fl_log *log, struct fl_error *err)
 		emit(&r, waiting[j]);
 	free(waiting);
 	free(next);
+	free(log->entries);
+	log->entries = r.out;
+	log->entries_cap = n;
+	return 0;
+}
+
+/*
+ * A failed write, discard, write-zeroes or secure erase is never
+ * guaranteed durable: in durability order it comes after every crash
+ * point, the end's included, so that no prefix state holds it.  The
+ * failed entries go last, in the order the log had them, in a log of
+ * any version; the rest keep theirs.  The possibly durable writes of
+ * every crash point from its submission on then include it, as they do a
+ * write that no flush covered (states.c), and the newer-write rule keeps
+ * it off the sectors a write submitted after it completed holds.
+ */
+int
+fl_log_failed_last(struct fl_log *log, struct fl_error *err)
+{
+	uint64_t n = log->info.nr_entries, nr_failed = 0;
+	struct reorder r = { .in = log->entries, .next_mark = log->marks };
+	uint64_t *at_seq;	/* [seq]: where durability order put it */
+
+	for (uint64_t i = 0; i < n; i++)
+		nr_failed += failed_data(&log->entries[i]);
+	log->nr_failed_last = nr_failed;
+	if (!nr_failed)
+		return 0;
+	r.out = malloc(n * sizeof(*r.out));
+	at_seq = malloc(n * sizeof(*at_seq));
+	if (!r.out || !at_seq) {
+		free(r.out);
+		free(at_seq);
+		return fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
+				    "out of memory putting %" PRIu64 " entries in durability order",
+				    n), -ENOMEM;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		at_seq[r.in[i].seq] = i;
+		if (!failed_data(&r.in[i]))
+			emit(&r, i);
+	}
+	/* a flush may have taken one out of its queue: log order, by seq */
+	for (uint64_t seq = 0; seq < n; seq++)
+		if (failed_data(&r.in[at_seq[seq]]))
+			emit(&r, at_seq[seq]);
+	free(at_seq);
 	free(log->entries);
 	log->entries = r.out;
 	log->entries_cap = n;

@@ -95,9 +95,10 @@ fl_log_points(const struct fl_log *log, struct fl_points **points,
 			p[k].flush_number = ++flushes;
 		k++;
 	}
+	/* the failed writes, last, are no crash point's: not the end's */
 	p[k].number = k;
 	p[k].kind = FL_POINT_END;
-	p[k].nr_applied = log->info.nr_entries;
+	p[k].nr_applied = fl_log_end(log);
 	l->nr = k + 1;
 	*points = l;
 	return 0;
@@ -161,7 +162,7 @@ fl_log_resolve_point(const struct fl_log *log, const char *spec,
 	int ret;
 
 	if (!strcmp(spec, "end"))
-		return *nr_applied = nr, 0;
+		return *nr_applied = fl_log_end(log), 0;
 	if (!strcmp(spec, "start"))
 		return *nr_applied = 0, 0;
 	if (!strncmp(spec, "mark:", 5))

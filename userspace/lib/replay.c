@@ -566,7 +566,7 @@ apply_sectors(struct fl_replay *r, uint64_t seq, uint64_t first,
 	uint64_t start = (at << FLUSHLOG_SECTOR_SHIFT) + skip;
 	int ret;
 
-	if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK)
+	if (!fl_changes_data(e))
 		return 0;
 	/* 64-bit sums of 32-bit parts: none of these can wrap */
 	if (first + count > e->nr_sectors)
@@ -860,8 +860,7 @@ restore_entry(void *arg, uint64_t seq, uint64_t first, uint64_t count)
 	const struct fl_ranges *kept = r->kept;
 	int ret = 0;
 
-	if (e->op == FLUSHLOG_OP_DISCARD || e->op == FLUSHLOG_OP_FLUSH ||
-	    e->op == FLUSHLOG_OP_MARK)
+	if (e->op == FLUSHLOG_OP_DISCARD || !fl_changes_data(e))
 		return 0;
 	for (size_t i = fl_ranges_find(kept, start, false);
 	     i < kept->n && kept->v[i].start < end && !ret; i++) {

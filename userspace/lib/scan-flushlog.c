@@ -64,6 +64,20 @@ valid_device_size(uint64_t sectors, uint32_t block_size)
 }
 
 /*
+ * An image of all the devices, each at its largest and from a 4 KiB
+ * boundary: it must fit below 2^54 sectors, as one device does.
+ */
+static uint64_t
+image_sectors(const struct fl_device *devices, uint32_t nr)
+{
+	uint64_t image = 0;
+
+	for (uint32_t d = 0; d < nr; d++)
+		image = ((image + 7) & ~(uint64_t)7) + devices[d].sectors;
+	return image;
+}
+
+/*
  * The data devices: a version 3 super block lists them, and device 0
  * repeats the fields that versions 1 and 2 have for their one device.  A
  * number no device has used yet is listed as zeroes: absent.
@@ -75,7 +89,7 @@ check_devices(struct fl_log *log, const struct flushlog_super *sb,
 	struct fl_log_info *info = &log->info;
 	uint32_t nr = fl_le32(sb->nr_devices);
 	const unsigned char *rest;
-	uint64_t image = 0;
+	uint64_t image;
 
 #define DEVICES_BAD(...) \
 	(fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0, "super block: " \
@@ -125,9 +139,7 @@ check_devices(struct fl_log *log, const struct flushlog_super *sb,
 			return DEVICES_BAD("device %u: invalid size %" PRIu64 " sectors",
 					   d, to->sectors);
 	}
-	/* an image of all of them, 4 KiB aligned each, fits as one does */
-	for (uint32_t d = 0; d < nr; d++)
-		image = ((image + 7) & ~(uint64_t)7) + log->devices[d].sectors;
+	image = image_sectors(log->devices, nr);
 	if (image > (UINT64_MAX >> 10))
 		return DEVICES_BAD("devices of %" PRIu64 " sectors in all: more than an image can hold",
 				   image);
@@ -192,6 +204,10 @@ check_super(struct fl_log *log, const struct flushlog_super *sb,
 	ret = check_devices(log, sb, err);
 	if (ret)
 		return ret;
+	for (uint32_t d = 0; d < info->nr_devices; d++) {
+		log->devices[d].first_sectors = log->devices[d].sectors;
+		log->size_now[d] = log->devices[d].sectors;
+	}
 	if (state != FLUSHLOG_STATE_DIRTY && state != FLUSHLOG_STATE_CLEAN)
 		return SUPER_BAD("invalid state %u", state);
 	if (flags & ~FLUSHLOG_SF_ALL)
@@ -211,6 +227,38 @@ check_super(struct fl_log *log, const struct flushlog_super *sb,
 #undef SUPER_BAD
 }
 
+/*
+ * A RESIZE: the device's new size in .sector, one tick, nothing else; a
+ * size as a super block's would be, and an image of every device at its
+ * largest that still fits.
+ */
+static const char *
+check_resize(const struct fl_log *log, const struct fl_entry *e,
+	     const struct flushlog_entry *h, char *why, size_t len)
+{
+	const struct fl_device *dev = &log->devices[e->device];
+	struct fl_device grown[FLUSHLOG_MAX_DEVICES];
+
+	if (e->nr_sectors || e->data_len || h->label_len || e->flags)
+		return snprintf(why, len, "resize with a range, data, a label or flags"),
+		       why;
+	if (e->submit_tick != e->complete_tick)
+		return snprintf(why, len, "resize with two ticks (%" PRIu64 " and %" PRIu64 "): it has one",
+				e->submit_tick, e->complete_tick), why;
+	if (!valid_device_size(e->sector, dev->block_size))
+		return snprintf(why, len, "resize of device %u to an invalid size of %" PRIu64 " sectors",
+				e->device, e->sector), why;
+	if (e->sector <= dev->sectors)
+		return NULL;
+	/* the table of sizes with this device grown: 16 of them, cheap */
+	memcpy(grown, log->devices, sizeof(grown));
+	grown[e->device].sectors = e->sector;
+	if (image_sectors(grown, log->info.nr_devices) > (UINT64_MAX >> 10))
+		return snprintf(why, len, "resize of device %u to %" PRIu64 " sectors: more than an image of all can hold",
+				e->device, e->sector), why;
+	return NULL;
+}
+
 /* Checks of a header whose checksum is right: the writer meant it. */
 static const char *
 check_header(const struct fl_log *log, const struct fl_entry *e,
@@ -218,12 +266,12 @@ check_header(const struct fl_log *log, const struct fl_entry *e,
 {
 	const struct fl_log_info *info = &log->info;
 	uint32_t label_len = fl_le32(h->label_len);
-	uint64_t end = e->sector + e->nr_sectors;
+	uint64_t end = e->sector + e->nr_sectors, size;
 	const struct fl_device *dev;
 	uint32_t align;
-	bool has_range = e->op != FLUSHLOG_OP_FLUSH && e->op != FLUSHLOG_OP_MARK;
+	bool has_range = fl_changes_data(e);
 
-	if (e->op < FLUSHLOG_OP_WRITE || e->op > FLUSHLOG_OP_MARK)
+	if (e->op < FLUSHLOG_OP_WRITE || e->op > FLUSHLOG_OP_RESIZE)
 		return snprintf(why, len, "unknown operation %u", e->op), why;
 	if (e->device >= info->nr_devices)
 		return snprintf(why, len, "device %u of a log of %u device%s",
@@ -234,22 +282,30 @@ check_header(const struct fl_log *log, const struct fl_entry *e,
 		return snprintf(why, len, "device %u, which the super block lists as absent",
 				e->device), why;
 	align = dev->block_size >> FLUSHLOG_SECTOR_SHIFT;
+	size = log->size_now[e->device];
 	if (e->flags & ~FLUSHLOG_F_ALL)
 		return snprintf(why, len, "unknown flags 0x%x",
 				e->flags & ~FLUSHLOG_F_ALL), why;
 	if (e->submit_tick > e->complete_tick)
 		return snprintf(why, len, "completes (tick %" PRIu64 ") before it was submitted (tick %" PRIu64 ")",
 				e->complete_tick, e->submit_tick), why;
+	if (e->op == FLUSHLOG_OP_RESIZE)
+		return check_resize(log, e, h, why, len);
+	/* a mark is no bio: it cannot fail */
+	if (e->op == FLUSHLOG_OP_MARK && (e->flags & FLUSHLOG_F_FAILED))
+		return snprintf(why, len, "failed flag on a mark"), why;
 	if (has_range && !e->nr_sectors)
 		return snprintf(why, len, "%s of zero length",
 				fl_op_name(e->op)), why;
 	if (!has_range && (e->nr_sectors || e->sector || e->data_len))
 		return snprintf(why, len, "%s with a sector range or data",
 				fl_op_name(e->op)), why;
-	if (has_range && (end < e->sector || end > dev->sectors))
-		return snprintf(why, len, "sectors %" PRIu64 "+%u beyond device %u's %" PRIu64 " sectors",
-				e->sector, e->nr_sectors, e->device,
-				dev->sectors), why;
+	/* the size in effect where the entry stands in the log */
+	if (has_range && (end < e->sector || end > size))
+		return snprintf(why, len, "sectors %" PRIu64 "+%u beyond device %u's %" PRIu64 " sectors%s",
+				e->sector, e->nr_sectors, e->device, size,
+				size == dev->first_sectors ? "" :
+				" (its size since a resize)"), why;
 	if (has_range && (e->sector % align || e->nr_sectors % align))
 		return snprintf(why, len, "sectors %" PRIu64 "+%u not aligned to device %u's %u-byte block",
 				e->sector, e->nr_sectors, e->device,
@@ -277,11 +333,30 @@ check_header(const struct fl_log *log, const struct fl_entry *e,
 	return NULL;
 }
 
+/*
+ * A failed flush or FUA write guarantees nothing, so it ends no crash
+ * point; a RESIZE, like a mark a single tick, is no crash point either.
+ */
 static bool
 is_crash_point(const struct fl_entry *e)
 {
+	if (fl_entry_failed(e) || e->op == FLUSHLOG_OP_RESIZE)
+		return false;
 	return e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK ||
 	       (e->flags & FLUSHLOG_F_FUA);
+}
+
+/* From a RESIZE on, its device's ranges are checked against its size. */
+static void
+note_resize(struct fl_log *log, const struct fl_entry *e)
+{
+	struct fl_device *dev = &log->devices[e->device];
+
+	log->size_now[e->device] = e->sector;
+	if (e->sector > dev->sectors)
+		dev->sectors = e->sector;
+	if (!e->device)
+		log->info.data_sectors = dev->sectors;
 }
 
 /* What the slot at off holds; an error only if the log cannot be read. */
@@ -447,6 +522,8 @@ scan_entries(struct fl_log *log, struct fl_log_window *w, bool verify_data,
 				return ret;
 			break;
 		}
+		if (s.e.op == FLUSHLOG_OP_RESIZE)
+			note_resize(log, &s.e);
 		ret = fl_log_add_entry(log, &s.e, (const char *)s.hdr.label,
 				       fl_le32(s.hdr.label_len));
 		if (ret)
@@ -498,7 +575,10 @@ fl_scan_flushlog(struct fl_log *log, unsigned int flags, struct fl_error *err)
 				    "super block: %" PRIu64 " sectors used, but its %" PRIu64 " entries end at byte %" PRIu64,
 				    used, info->super_entries, info->used_bytes),
 		       -EBADMSG;
-	if (info->version == FLUSHLOG_VERSION_DURABILITY_ORDER)
-		return 0;
-	return fl_log_to_durability_order(log, err);
+	if (info->version != FLUSHLOG_VERSION_DURABILITY_ORDER) {
+		ret = fl_log_to_durability_order(log, err);
+		if (ret)
+			return ret;
+	}
+	return fl_log_failed_last(log, err);
 }

@@ -259,7 +259,7 @@ touch_entry(struct fl_state_image *im, uint64_t seq, uint64_t first,
 {
 	const struct fl_entry *e = &im->log->entries[seq];
 
-	if (e->op == FLUSHLOG_OP_FLUSH || e->op == FLUSHLOG_OP_MARK || !count)
+	if (!fl_changes_data(e) || !count)
 		return 0;
 	return fl_ranges_add(&im->touched, fl_entry_image_sector(im->log, e) + first,
 			     fl_entry_image_sector(im->log, e) + first + count);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * XXH64, as the kernel's lib/xxhash.c computes it (seed 0 here): the data
- * checksum of logs whose super block has FLUSHLOG_SF_DATA_XXH64.  The
- * target uses it for data because it costs a fraction of CRC32C's time
- * where the guest's CRC32C instruction is emulated (QEMU TCG computes it
- * bit by bit) and no more than it on hardware; headers keep CRC32C.
+ * checksum of logs whose super block has FLUSHLOG_SF_DATA_XXH64, which the
+ * target wrote by default before 1.0.0 and other writers may still write.
+ * The target now writes CRC32C (docs/target.md says why); headers have
+ * always been CRC32C.
  */
 #include <endian.h>
 #include <string.h>

@@ -74,8 +74,10 @@
  *
  * Integrity.  Each header carries a CRC32C of itself and a checksum of its
  * data: CRC32C, or with FLUSHLOG_SF_DATA_XXH64 the low 32 bits of XXH64
- * with seed 0 (the kernel's xxh64(buf, len, 0)), which costs far less than
- * CRC32C where the CRC instruction is emulated.
+ * with seed 0 (the kernel's xxh64(buf, len, 0)).  The target writes
+ * CRC32C; readers also take XXH64, which logs of other writers (and of
+ * the target before it was submitted) carry.
+ *
  * Size.  A device may change size while its log goes on (a table reload
  * that grows or shrinks it).  super.devices[d].sectors (data_sectors for
  * device 0) is the device's size when it was first listed; a RESIZE entry
@@ -211,14 +213,15 @@ enum flushlog_op {
  * flush and the write, so dm-flushlog logs them as a FLUSH entry and a
  * WRITE entry with ticks of their own; F_PREFLUSH on a WRITE entry comes
  * only from other writers of the format.
+ *
+ * A RESIZE entry's sector is the device's new size, in sectors.
  */
 struct flushlog_entry {
 	__le32	magic;		/* FLUSHLOG_ENTRY_MAGIC */
 	__le32	crc;		/* CRC32C of these 512 bytes */
 	__le64	log_id;		/* super.log_id: tells stale entries apart */
 	__le64	seq;		/* entry number: 0, 1, 2, ... */
-	__le64	sector;		/* first data-device sector; 0 if no range;
-				 * RESIZE: the device's new size */
+	__le64	sector;		/* first data-device sector; 0 if no range */
 	__le32	nr_sectors;	/* length on the data device, in sectors */
 	__le32	data_len;	/* bytes of data after this header */
 	__le16	op;		/* enum flushlog_op */
