@@ -11,7 +11,7 @@
 # qemu/check-state (mount, walk, e2fsck -fn).
 . "$FLUSHLOG_TOP/tests/common.sh"
 # asan: no
-# kernels: 6.1 6.12
+# kernels: 6.1
 _require_guest
 _require_cmd lvm
 
