@@ -57,6 +57,21 @@ _flushlog_field() {
 		}' <<<"$status"
 }
 
+# _expect_reload_refused NAME TABLE MESSAGE: reloading NAME with TABLE is
+# refused, when the table is loaded or else at its resume (which checks
+# again), and the kernel says MESSAGE
+_expect_reload_refused() {
+	local name=$1 table=$2 want=$3
+	dmesg -C
+	if dmsetup reload "$name" --table "$table" 2>/dev/null &&
+	   dmsetup resume "$name" 2>/dev/null; then
+		_fail "reload of $name with '$table' was resumed"
+	fi
+	dmesg | grep -qF "$want" ||
+		_fail "reload of $name with '$table': expected '$want', got: $(dmesg | tail -n 3)"
+	echo "refused as expected: reload of $name with '$table' -> $want"
+}
+
 _flushlog_remove() {
 	dmsetup remove "$1"
 }
