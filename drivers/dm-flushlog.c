@@ -616,11 +616,23 @@ static void __entry_completed(struct flushlog_log *log, struct pending_entry *e)
 }
 
 /*
+ * A bio refused with BLK_STS_AGAIN (REQ_NOWAIT) changed nothing, and dm
+ * may map it again.  Any other error may have come after a part of a
+ * split bio was written, NOTSUPP too.
+ */
+static bool changed_nothing(blk_status_t status)
+{
+	return status == BLK_STS_AGAIN;
+}
+
+/*
  * The data device has what the clone wrote.  on_full=fail promises a
  * log entry for every write that succeeds, so there the bio is held
  * until its entry is on the log device, and a flush or FUA write until
- * the log device was flushed too (release_held); elsewhere it completes
- * now, and flushlog_end_io queues its entry.
+ * the log device was flushed too (release_held); so is a failed bio,
+ * which may have changed some of its blocks, until its entry (flagged
+ * failed) is.  Elsewhere the bio completes now, and flushlog_end_io
+ * queues its entry.
  */
 static void logged_clone_end_io(struct bio *clone)
 {
@@ -632,7 +644,7 @@ static void logged_clone_end_io(struct bio *clone)
 
 	bio->bi_status = clone->bi_status;
 	bio_put(clone);
-	if (!log->on_full_fail || bio->bi_status) {
+	if (!log->on_full_fail || changed_nothing(bio->bi_status)) {
 		bio_endio(bio);
 		return;
 	}
@@ -643,6 +655,8 @@ static void logged_clone_end_io(struct bio *clone)
 		bio_endio(bio);
 		return;
 	}
+	if (bio->bi_status)
+		e->flags |= FLUSHLOG_F_FAILED;
 	pb->entry = NULL;
 	e->held = bio;
 	__entry_completed(log, e);
@@ -751,16 +765,6 @@ static void __queue_ready(struct flushlog_log *log, struct pending_entry *e)
 		mod_delayed_work(log->wq, &log->log_work, 0);
 	else
 		queue_delayed_work(log->wq, &log->log_work, FLUSHLOG_BATCH_DELAY);
-}
-
-/*
- * A bio refused with BLK_STS_AGAIN (REQ_NOWAIT) changed nothing, and dm
- * may map it again.  Any other error may have come after a part of a
- * split bio was written, NOTSUPP too.
- */
-static bool changed_nothing(blk_status_t status)
-{
-	return status == BLK_STS_AGAIN;
 }
 
 static int flushlog_end_io(struct dm_target *ti, struct bio *bio,
@@ -1081,7 +1085,9 @@ static void hold_until_logged(struct flushlog_log *log, struct bio_list *held,
 	struct per_bio_data *pb = dm_per_bio_data(e->held, sizeof(*pb));
 
 	pb->log_end = log->next_sector;
-	pb->durable = e->op == FLUSHLOG_OP_FLUSH || (e->flags & FLUSHLOG_F_FUA);
+	/* a failed flush or FUA write promised nothing */
+	pb->durable = !(e->flags & FLUSHLOG_F_FAILED) &&
+		      (e->op == FLUSHLOG_OP_FLUSH || (e->flags & FLUSHLOG_F_FUA));
 	if (!logged)
 		e->held->bi_status = BLK_STS_IOERR;
 	bio_list_add(held, e->held);
