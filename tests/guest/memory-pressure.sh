@@ -50,13 +50,8 @@ swapoff /dev/mapper/fl-swap
 for dev in fl-swap fl-io; do
 	status=$(_flushlog_status "$dev")
 	echo "$dev: $status"
-	if [[ $status == *peak_pending_bytes=* ]]; then
-		peak=${status##*peak_pending_bytes=}
-		peak=${peak%% *}
-		state=${status%% *}
-	else
-		read -r state _ _ _ _ _ _ peak <<<"$status"
-	fi
+	peak=$(_flushlog_field "$dev" peak_pending_bytes)
+	state=${status%% *}
 	[ "$state" = logging ] || _fail "$dev: state $state"
 	((peak > 0 && peak <= 64 << 20)) ||
 		_fail "$dev: peak memory $peak bytes, over the 64 MiB budget"
