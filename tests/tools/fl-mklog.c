@@ -707,6 +707,8 @@ run_script(FILE *in)
 		} else if (!strcmp(tok[0], "raw")) {
 			parse_raw(&o, tok + 1, n - 1);
 			do_op(&o);
+			/* parse_raw's copy: tok is overwritten line by line */
+			free((char *)o.label);
 			continue;
 		} else {
 			die("cannot parse '%s'", tok[0]);
