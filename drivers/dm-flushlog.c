@@ -1318,14 +1318,16 @@ static int start_log(struct flushlog_log *log, struct flushlog_c *fc)
 
 /*
  * Under log->lifecycle: whether fc may start a new log in place of the
- * live one.  A table of the log still resumed (one whose device's resume
- * failed after its preresume) may have entries on the way.
+ * live one.  At a resume, a table of the log still resumed (one whose
+ * device's resume failed after its preresume) may have entries on the
+ * way; when a table is loaded, the old one is resumed as a matter of
+ * course.
  */
-static char *new_log_error(struct flushlog_c *fc)
+static char *new_log_error(struct flushlog_c *fc, bool resuming)
 {
 	if (log_shared(fc))
 		return "A new log (new_log) would drop another device's entries";
-	if (fc->log->nr_active)
+	if (resuming && fc->log->nr_active)
 		return "A new log (new_log) while a table of the log is resumed";
 	return NULL;
 }
@@ -1424,7 +1426,7 @@ static int start_or_continue(struct flushlog_c *fc, bool *start)
 
 	*start = READ_ONCE(log->state) == LOGGING_IDLE;
 	if (!*start && fc->opt.new_log && !fc->ever_resumed) {
-		error = new_log_error(fc);
+		error = new_log_error(fc, true);
 		*start = !error;
 	}
 	if (*start)
@@ -1853,8 +1855,8 @@ static int check_live_log(struct flushlog_c *fc, struct dm_target *ti)
 		error = NULL;
 	else if (!fc->opt.new_log)
 		error = continue_log_error(fc);
-	else if (log_shared(fc))
-		error = "A new log (new_log) would drop another device's entries";
+	else
+		error = new_log_error(fc, false);
 	mutex_unlock(&log->lifecycle);
 	if (!error)
 		return 0;
