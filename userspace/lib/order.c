@@ -74,6 +74,11 @@ fl_log_check_order(const struct fl_log *log, struct fl_error *err)
 						   last_point,
 						   ent[last_point].complete_tick);
 			last_point = i;
+			/*
+			 * fl_log_failed_last() put them after every point:
+			 * the planner counts on it, so it is checked here
+			 * as the ticks are
+			 */
 			if (failed != FL_NO_ENTRY)
 				return ORDER_ERROR(i, "entry %" PRIu64 " at offset %" PRIu64 ": crash point logged after entry %" PRIu64 ", a failed write that is never durable",
 						   i, e->offset, failed);
