@@ -220,6 +220,16 @@ bench: all test-progs bench-progs
 crashtest: all
 	$(Q)$(KERNEL_ENV) scripts/crashtest --fs $(or $(FS),ext4) $(OPTS)
 
+# fstests' own crash tests (generic/455 457 482 ..., btrfs/...) run on
+# dm-log-writes and on dm-flushlog, side by side (scripts/fstests, the
+# table docs/fstests.md): FSTESTS=DIR, an fstests checkout (built in the
+# cache, never written); FS="ext4 xfs", TESTS="generic/482", OPTS="...".
+empty :=
+space := $(empty) $(empty)
+comma := ,
+fstests: all
+	$(Q)$(KERNEL_ENV) scripts/fstests --fstests "$(FSTESTS)" $(if $(FS),--fs "$(subst $(space),$(comma),$(strip $(FS)))") $(OPTS) $(TESTS)
+
 # Every filesystem with its ordering on and off (scripts/matrix): the
 # table docs/matrix.md.  FS="gfs2 f2fs" for some of them.
 matrix: all
@@ -288,4 +298,4 @@ uninstall:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps test check-host test-progs bench-progs fuzz fuzz-progs bench crashtest matrix patches debug-kernel man install uninstall clean
+.PHONY: all deps test check-host test-progs bench-progs fuzz fuzz-progs bench crashtest fstests matrix patches debug-kernel man install uninstall clean
