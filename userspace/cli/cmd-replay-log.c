@@ -326,6 +326,28 @@ print_entry(const struct rl_run *run, const char *what, uint64_t i,
 	       (uint64_t)e->nr_sectors << FLUSHLOG_SECTOR_SHIFT, flags, names);
 }
 
+/*
+ * replay-log's -vv line for an entry it seeks past, its size in sectors:
+ * to --start-entry (log_seek_entry(), at the entry's header, no flag
+ * names), or reading on, to --start-mark or in --find
+ * (log_seek_next_entry(), after the header).
+ */
+static void
+print_seek(const struct rl_run *run, uint64_t i, bool reading_on)
+{
+	const struct fl_entry *e = fl_log_entry(run->log, i);
+	uint32_t bs = run->info->log_block_size;
+	char names[96];
+	unsigned int flags = entry_flags(e, names, sizeof(names));
+
+	printf("seek entry %" PRIu64 "@%" PRIu64 ": %" PRIu64 ", size %" PRIu64 ", flags 0x%x",
+	       i, reading_on ? log_block_after(run, e, false) : e->offset / bs,
+	       entry_sector(run, e), entry_units(run, e), flags);
+	if (reading_on)
+		printf("(%s)", names);
+	putchar('\n');
+}
+
 static int
 lib_failed(const struct rl_run *run, const struct fl_error *err)
 {
@@ -514,7 +536,7 @@ find(const struct rl_run *run)
 
 		count++;
 		if (run->a->verbose > 1)
-			print_entry(run, "seek entry", i, true);
+			print_seek(run, i, true);
 		if ((run->a->limit && count == run->a->limit) ||
 		    should_stop(run, i)) {
 			printf("%" PRIu64 "@%" PRIu64 "\n", i,
@@ -549,11 +571,14 @@ find_start(struct rl_run *run)
 	uint64_t n = run->info->nr_entries;
 
 	if (run->a->start_mark) {
-		for (uint64_t i = 0; i < n; i++)
+		for (uint64_t i = 0; i < n; i++) {
+			if (run->a->verbose > 1)
+				print_seek(run, i, true);
 			if (is_mark(run, i, run->a->start_mark)) {
 				run->start = i + 1;
 				return 0;
 			}
+		}
 		fprintf(stderr, "flushlog %s: Couldn't find starting mark: '%s' has no mark '%s'\n",
 			run->cmd->name, run->a->log_path, run->a->start_mark);
 		return RL_FAILED;
@@ -565,6 +590,8 @@ find_start(struct rl_run *run)
 		return RL_FAILED;
 	}
 	run->start = run->a->start_entry;
+	for (uint64_t i = 0; i < run->start && run->a->verbose > 1; i++)
+		print_seek(run, i, false);
 	return 0;
 }
 
