@@ -54,7 +54,7 @@ API_FUNCS = $(shell sed -n 's/^[[:space:]]*\(fl_[a-z0-9_]*\);$$/\1/p' userspace/
 
 Q := $(if $(V),,@)
 
-all: $(BUILD)/flushlog $(BUILD)/libflushlog.a $(BUILD)/$(LIB_SONAME) $(SHIP)
+all: $(BUILD)/flushlog $(BUILD)/flushlog-replay-log $(BUILD)/libflushlog.a $(BUILD)/$(LIB_SONAME) $(SHIP)
 
 # Every build first gets what it builds with (make, make crashtest, matrix,
 # bench, test): when the compiler or a library is missing, as root on
@@ -120,6 +120,11 @@ man: $(FORMAT_MAN)
 $(BUILD)/flushlog: $(CLI_OBJS) $(BUILD)/libflushlog.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(CLI_PKGS))
+
+# Called so, flushlog is 'flushlog replay-log', fstests' replay-log: a
+# script (or fstests' src/log-writes/replay-log, made a link) points here.
+$(BUILD)/flushlog-replay-log: $(BUILD)/flushlog
+	$(Q)ln -sf flushlog $@
 
 # The shipped tools write their files by the CLI's output rule and exit
 # by its table (cli.h).
@@ -253,7 +258,7 @@ debug-kernel:
 # under DESTDIR.
 INSTALLED_LIB := $(LIBDIR)/libflushlog.so.$(LIB_VERSION) $(LIBDIR)/$(LIB_SONAME) \
 		 $(LIBDIR)/libflushlog.so $(LIBDIR)/libflushlog.a
-INSTALLED := $(BINDIR)/flushlog $(SHIP:$(BUILD)/%=$(BINDIR)/%) $(INSTALLED_LIB) \
+INSTALLED := $(BINDIR)/flushlog $(BINDIR)/flushlog-replay-log $(SHIP:$(BUILD)/%=$(BINDIR)/%) $(INSTALLED_LIB) \
 	     $(INCLUDEDIR)/flushlog.h $(INCLUDEDIR)/flushlog/linux/dm-flushlog.h \
 	     $(PKGCONFIGDIR)/libflushlog.pc $(MANS:userspace/man/%=$(MANDIR)/man1/%) \
 	     $(MAN3:userspace/man/%=$(MANDIR)/man3/%) $(API_FUNCS:%=$(MANDIR)/man3/%.3) \
@@ -272,6 +277,7 @@ install: all man
 		$(DESTDIR)$(INCLUDEDIR)/flushlog/linux $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
 	install -m 755 $(BUILD)/flushlog $(SHIP) $(DESTDIR)$(BINDIR)/
+	ln -sf flushlog $(DESTDIR)$(BINDIR)/flushlog-replay-log
 	install -m 755 $(BUILD)/$(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libflushlog.so.$(LIB_VERSION)
 	ln -sf libflushlog.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libflushlog.so

@@ -49,7 +49,8 @@ printf '%s\n' 'device 2048' 'write 0 8' 'flush' 'mark café' 'write 8 8 fua' 'ma
 log=$TEST_TMP/log
 fl=$FLUSHLOG
 
-_completes "replay" "$fl" re
+_completes "replay replay-log" "$fl" re
+_completes "replay-log" "$fl" replay-
 _completes "check" "$fl" help ch
 _offers "--version" "$fl" ""
 _completes "--report" "$fl" check --rep
@@ -57,6 +58,9 @@ _offers "--json" "$fl" dump -
 _offers "-V" "$fl" dump -
 _offers "-q" "$fl" info -
 _completes "--quick --quiet" "$fl" info --qu
+# replay-log's: the marks of its --log, its --check steps
+_completes "commit-1 commit-2" "$fl" replay-log --log "$log" --end-mark comm
+_completes "flush fua" "$fl" replay-log --log "$log" --check f
 echo "commands and options"
 
 # point specs and mark labels, from the log on the command line

@@ -61,7 +61,10 @@ cli_usage(const struct cli_command *cmd, FILE *out)
 		usage_line(out, &common_options[i]);
 	if (cmd->example)
 		fprintf(out, "\nexample:\n%s\n", cmd->example);
-	fprintf(out, "\nexit status (flushlog(1) EXIT STATUS): 0 ok, 1 a state failed, 2 usage error\nor output refused, 3 log refused, 4 could not be done, 5 incomplete\n");
+	if (cmd->exit_status)
+		fprintf(out, "\n%s\n", cmd->exit_status);
+	else
+		fprintf(out, "\nexit status (flushlog(1) EXIT STATUS): 0 ok, 1 a state failed, 2 usage error\nor output refused, 3 log refused, 4 could not be done, 5 incomplete\n");
 }
 
 void
@@ -83,7 +86,7 @@ cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\n(see 'flushlog %s --help')\n", cmd->name);
-	exit(EXIT_USAGE);
+	exit(cmd->usage_status ? cmd->usage_status : EXIT_USAGE);
 }
 
 void

@@ -47,10 +47,17 @@ struct cli_command {
 	const char *example;
 	const struct cli_option *options;	/* ends with a NULL name */
 	int (*run)(const struct cli_command *cmd, int argc, char **argv);
+	/*
+	 * A drop-in for another tool keeps that tool's exit status:
+	 * usage_status for a bad command line (0: EXIT_USAGE), and the
+	 * exit status line of --help (NULL: flushlog's table).
+	 */
+	int usage_status;
+	const char *exit_status;
 };
 
 extern const struct cli_command cmd_info, cmd_dump, cmd_points, cmd_replay,
-	cmd_check, cmd_merge, cmd_plot;
+	cmd_check, cmd_merge, cmd_plot, cmd_replay_log;
 
 /*
  * -q, --quiet: every command's, set while its options are parsed.  Quiet,

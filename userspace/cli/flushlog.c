@@ -10,7 +10,7 @@
 
 static const struct cli_command *const commands[] = {
 	&cmd_info, &cmd_dump, &cmd_points, &cmd_replay, &cmd_check,
-	&cmd_merge, &cmd_plot,
+	&cmd_merge, &cmd_plot, &cmd_replay_log,
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -23,7 +23,7 @@ usage(FILE *out)
 		"(or by dm-log-writes), to check every state a crash could leave.\n\n"
 		"commands:\n");
 	for (size_t i = 0; i < NR_COMMANDS; i++)
-		fprintf(out, "  %-8s %s\n", commands[i]->name,
+		fprintf(out, "  %-10s %s\n", commands[i]->name,
 			commands[i]->summary);
 	fprintf(out, "\noptions:\n"
 		"  -V, --version  print the version and exit\n"
@@ -31,9 +31,26 @@ usage(FILE *out)
 		"\n'flushlog COMMAND --help' describes a command.\n");
 }
 
+/*
+ * Called replay-log or flushlog-replay-log (a symlink to flushlog, as make
+ * install and the build make), it is 'flushlog replay-log': a drop-in for
+ * fstests' replay-log: a link of that name in fstests' src/log-writes
+ * makes fstests replay through flushlog.
+ */
+static bool
+called_as_replay_log(const char *argv0)
+{
+	const char *name = strrchr(argv0, '/');
+
+	name = name ? name + 1 : argv0;
+	return !strcmp(name, "replay-log") || !strcmp(name, "flushlog-replay-log");
+}
+
 int
 main(int argc, char **argv)
 {
+	if (argc > 0 && called_as_replay_log(argv[0]))
+		return cmd_replay_log.run(&cmd_replay_log, argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -16,6 +16,8 @@
  *   fl_replay_open_device(): a program that uses them needs 1.1
  *   (fl_version()), as its symbols say.  1.2 added fl_counts.resizes and
  *   .failed, and fl_device.first_sectors (a log with RESIZE entries).
+ *   1.3 added the fl_log_open() flag FL_OPEN_LOGGED_ORDER, which an older
+ *   library ignores: a program that needs it checks fl_version().
  *   Reach each through the pointer the library returns, one at a time:
  *   never step a pointer from one to the next, never rely on their
  *   sizeof.  The library never takes one of them back as an argument.
@@ -39,7 +41,7 @@
  * program runs with, FL_LIB_VERSION which it was built against.
  */
 #define FL_LIB_VERSION_MAJOR	1
-#define FL_LIB_VERSION_MINOR	2
+#define FL_LIB_VERSION_MINOR	3
 #define FL_LIB_VERSION_PATCH	0
 #define FL_LIB_VERSION	(FL_LIB_VERSION_MAJOR * 10000 + \
 			 FL_LIB_VERSION_MINOR * 100 + FL_LIB_VERSION_PATCH)
@@ -186,6 +188,16 @@ struct fl_log;
 /* fl_log_open() flags */
 #define FL_OPEN_VERIFY_DATA	(1U << 0)	/* check every data CRC now */
 #define FL_OPEN_CHECK_ORDER	(1U << 1)	/* check durability order */
+/*
+ * Keep a dm-log-writes log's entries in the order they were logged, the
+ * order its own replay-log applies them (flushlog replay-log): entry N is
+ * then the N-th entry in the log, seq N.  Without it, the data of a write
+ * with PREFLUSH and not FUA moves to the next flush (see struct fl_entry).
+ * Such a write's flush is then no crash point: the points and states of a
+ * log opened so are not the crash's, only its replay in logged order is.
+ * No effect on a flushlog log.  A library older than 1.3 ignores the flag.
+ */
+#define FL_OPEN_LOGGED_ORDER	(1U << 2)
 
 int fl_log_open(const char *path, unsigned int flags, struct fl_log **logp,
 		struct fl_error *err);

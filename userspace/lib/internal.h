@@ -102,7 +102,8 @@ fl_set_error(struct fl_error *err, enum fl_error_source source,
 
 int fl_scan_flushlog(struct fl_log *log, unsigned int flags,
 		     struct fl_error *err);
-int fl_scan_log_writes(struct fl_log *log, struct fl_error *err);
+int fl_scan_log_writes(struct fl_log *log, unsigned int flags,
+		       struct fl_error *err);
 int fl_log_add_entry(struct fl_log *log, const struct fl_entry *e,
 		     const char *label, size_t label_len);
 int fl_log_check_order(const struct fl_log *log, struct fl_error *err);

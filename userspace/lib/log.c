@@ -439,7 +439,7 @@ log_open(const char *path, int fd, unsigned int flags, struct fl_log **logp,
 	if (magic == FLUSHLOG_SUPER_MAGIC) {
 		ret = fl_scan_flushlog(log, flags, err);
 	} else if (magic == LOG_WRITES_MAGIC) {
-		ret = fl_scan_log_writes(log, err);
+		ret = fl_scan_log_writes(log, flags, err);
 	} else {
 		fl_set_error(err, FL_ERR_LOG, FL_NO_ENTRY, 0,
 			     "'%s' is not a flushlog or dm-log-writes log (magic 0x%016llx at offset 0)",

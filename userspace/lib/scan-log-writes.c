@@ -13,7 +13,9 @@
  * logs a write with PREFLUSH (and not FUA) when it completes, after the
  * writes its flush made durable, but only that flush is a guarantee
  * there; its data is durable once a later flush completes.  Such a write
- * is moved to where durability order wants it (defer_data()).
+ * is moved to where durability order wants it (defer_data()), unless the
+ * caller asked for the order as logged (FL_OPEN_LOGGED_ORDER), which is
+ * what fstests' replay-log numbers and replays.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -219,7 +221,8 @@ defer_data(struct fl_log *log)
 }
 
 int
-fl_scan_log_writes(struct fl_log *log, struct fl_error *err)
+fl_scan_log_writes(struct fl_log *log, unsigned int flags,
+		   struct fl_error *err)
 {
 	struct fl_log_info *info = &log->info;
 	struct fl_log_window w;
@@ -263,7 +266,7 @@ fl_scan_log_writes(struct fl_log *log, struct fl_error *err)
 				    info->super_entries), -ENOMEM;
 	ret = scan_entries(log, &w, err);
 	fl_window_free(&w);
-	if (!ret && defer_data(log))
+	if (!ret && !(flags & FL_OPEN_LOGGED_ORDER) && defer_data(log))
 		return fl_set_error(err, FL_ERR_NOMEM, FL_NO_ENTRY, FL_NO_ENTRY,
 				    "out of memory putting %" PRIu64 " entries in durability order",
 				    info->nr_entries), -ENOMEM;
