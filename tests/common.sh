@@ -172,3 +172,26 @@ _same_verdicts() {
 		_fail "$3: the verdicts differ (- $1, + $2; lines: point state result)"
 	fi
 }
+
+# _fstests_snapshot: FSTESTS_SNAPSHOT, the fstests tree (or tarball, as
+# git archive makes) the fstests tests use, or skip: $FLUSHLOG_FSTESTS, else the snapshot in
+# ../shared/fstests beside this checkout, or beside the repository it was
+# cloned from (a CI clone in /tmp of a checkout that has ../shared).
+_fstests_snapshot() {
+	local d f found=''
+	if [ -n "${FLUSHLOG_FSTESTS:-}" ]; then
+		[ -e "$FLUSHLOG_FSTESTS" ] || _fail "FLUSHLOG_FSTESTS: no '$FLUSHLOG_FSTESTS'"
+		FSTESTS_SNAPSHOT=$(realpath "$FLUSHLOG_FSTESTS")
+		return
+	fi
+	for d in "$FLUSHLOG_TOP/.." \
+		 "$(git -C "$FLUSHLOG_TOP" config --get remote.origin.url 2>/dev/null || true)/.."; do
+		for f in "$d"/shared/fstests/fstests-*.tar.xz; do
+			[ -f "$f" ] && found=$f
+		done
+		[ -z "$found" ] || break
+	done
+	[ -n "$found" ] ||
+		_skip "no fstests tree: FLUSHLOG_FSTESTS unset and no ../shared/fstests/fstests-*.tar.xz"
+	FSTESTS_SNAPSHOT=$(realpath "$found")
+}

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # flushlog replay-log is a drop-in for fstests' src/log-writes/replay-log:
 # built from the fstests snapshot (../shared/fstests beside the repo, or
-# $FLUSHLOG_FSTESTS_SNAPSHOT, a tarball or a checkout), replay-log and the
+# $FLUSHLOG_FSTESTS, a tarball or a checkout), replay-log and the
 # front are run side by side on dm-log-writes logs, and must agree on
 # everything fstests reads: the image hashed at every --check step, --find
 # for every mark and from every start entry, --num-entries, the image
@@ -21,13 +21,9 @@ RL=$TEST_TMP/replay-log
 
 # build_replay_log: fstests' replay-log from the snapshot, as it is
 build_replay_log() {
-	local snap=${FLUSHLOG_FSTESTS_SNAPSHOT:-} src f
-	if [ -z "$snap" ]; then
-		for f in "$FLUSHLOG_TOP"/../shared/fstests/fstests-*.tar.xz; do
-			[ -f "$f" ] && snap=$f
-		done
-	fi
-	[ -n "$snap" ] || _skip "no fstests snapshot: ../shared/fstests/fstests-*.tar.xz beside the repo, or FLUSHLOG_FSTESTS_SNAPSHOT"
+	local snap src
+	_fstests_snapshot
+	snap=$FSTESTS_SNAPSHOT
 	if [ -d "$snap" ]; then
 		src=$snap/src/log-writes
 	else
