@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# make fstests: one of fstests' own dm-log-writes tests, from the fstests
+# make fstests: generic/482, one of fstests' own dm-log-writes tests, from the fstests
 # snapshot (../shared/fstests, or $FLUSHLOG_FSTESTS: a tree or a tarball),
 # patched with patches/fstests and run on ext4 on 6.12, passes on both
 # dm-log-writes and dm-flushlog, and each run really used its target: the
@@ -24,7 +24,7 @@ else
 	before=$(cd "$snap" && find . -path ./.git -prune -o -type f -printf '%P %s %T@\n' | sort | sha256sum)
 fi
 
-test_name=generic/455
+test_name=generic/482
 out=$TEST_TMP/run
 rc=0
 "$FLUSHLOG_TOP/scripts/fstests" --fstests "$snap" --fs ext4 --kernel "$FLUSHLOG_KERNEL" \
