@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# make fstests: generic/482, one of fstests' own dm-log-writes tests, from the fstests
-# snapshot (../shared/fstests, or $FLUSHLOG_FSTESTS: a tree or a tarball),
-# patched with patches/fstests and run on ext4 on 6.12, passes on both
-# dm-log-writes and dm-flushlog, and each run really used its target: the
-# log it left is in that target's format (fstests' replay-log cannot read
-# a flushlog log, so the flushlog pass is flushlog-replay-log's).  The
-# epoch states flushlog checks on the flushlog log pass; on the real
-# dm-log-writes log, flushlog-replay-log and fstests' own replay-log give
-# the same image at every --check fua and --check flush step; the fstests
-# tree given is left as it was.
+# make fstests: generic/482, one of fstests' own dm-log-writes tests,
+# from the fstests snapshot (../shared/fstests, or $FLUSHLOG_FSTESTS: a
+# tree or a tarball), patched with patches/fstests and run on ext4 on
+# 6.12, passes on both dm-log-writes and dm-flushlog, and each run really
+# used its target: the log it left is in that target's format (fstests'
+# replay-log cannot read a flushlog log, so the flushlog pass is
+# flushlog-replay-log's).  The epoch states flushlog checks on the
+# flushlog log pass; on the real dm-log-writes log, flushlog-replay-log
+# and fstests' own replay-log give the same image at every --check fua
+# and --check flush step; the fstests tree given is left as it was.
 . "$FLUSHLOG_TOP/tests/common.sh"
 # kernels: 6.12
 # asan: no
