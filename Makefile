@@ -121,8 +121,8 @@ $(BUILD)/flushlog: $(CLI_OBJS) $(BUILD)/libflushlog.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(FL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(CLI_PKGS))
 
-# Called so, flushlog is 'flushlog replay-log', fstests' replay-log: a
-# script (or fstests' src/log-writes/replay-log, made a link) points here.
+# Called so, flushlog is 'flushlog replay-log', fstests' replay-log:
+# fstests' LOGWRITES_REPLAY (patches/fstests) points here.
 $(BUILD)/flushlog-replay-log: $(BUILD)/flushlog
 	$(Q)ln -sf flushlog $@
 
@@ -233,7 +233,7 @@ empty :=
 space := $(empty) $(empty)
 comma := ,
 fstests: all
-	$(Q)$(KERNEL_ENV) scripts/fstests --fstests "$(FSTESTS)" $(if $(FS),--fs "$(subst $(space),$(comma),$(strip $(FS)))") $(OPTS) $(TESTS)
+	$(Q)$(KERNEL_ENV) scripts/fstests $(if $(FSTESTS),--fstests "$(FSTESTS)") $(if $(FS),--fs "$(subst $(space),$(comma),$(strip $(FS)))") $(OPTS) $(TESTS)
 
 # Every filesystem with its ordering on and off (scripts/matrix): the
 # table docs/matrix.md.  FS="gfs2 f2fs" for some of them.

@@ -53,7 +53,12 @@ both() {
 	shift 2
 	for t in rl front; do
 		rm -f "$TEST_TMP/$t.img" "$TEST_TMP/$t.hashes"
-		truncate -s "$size" "$TEST_TMP/$t.img"
+		if [ -n "${FILL:-}" ]; then
+			# old data under the discards, so that a discard shows
+			head -c "$size" /dev/zero | tr '\0' '\252' >"$TEST_TMP/$t.img"
+		else
+			truncate -s "$size" "$TEST_TMP/$t.img"
+		fi
 	done
 	"$RL" --log "$log" "${@//IMG/$TEST_TMP/rl}" >"$TEST_TMP/rl.out" 2>"$TEST_TMP/rl.err" || rc_rl=$?
 	"$FRONT" --log "$log" "${@//IMG/$TEST_TMP/front}" >"$TEST_TMP/front.out" 2>"$TEST_TMP/front.err" || rc_front=$?
@@ -93,6 +98,14 @@ compare_log_writes() {
 		both "$log" "$size" --replay IMG.img --check "$mode" \
 			--fsck "$TEST_TMP/record IMG.img IMG.hashes"
 		same_hashes "$name --check $mode"
+	done
+	# on old data: discards zero it, or with --no-discard keep it; and
+	# --check from a start entry, and up to a limit
+	for extra in "" --no-discard "--start-entry 2" "--limit 5"; do
+		# shellcheck disable=SC2086 # extra is words
+		FILL=yes both "$log" "$size" --replay IMG.img --check 1 $extra \
+			--fsck "$TEST_TMP/record IMG.img IMG.hashes"
+		same_hashes "$name --check 1 $extra (over old data)"
 	done
 	while read -r label; do
 		both "$log" "$size" --find --end-mark "$label"

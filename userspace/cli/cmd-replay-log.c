@@ -685,7 +685,7 @@ const struct cli_command cmd_replay_log = {
 		"  flushlog replay-log --log log.img --replay /dev/sdb --limit 120\n"
 		"  flushlog replay-log --log log.img --replay /dev/sdb --check fua \\\n"
 		"          --fsck 'fsck.ext4 -fn /dev/sdb'\n"
-		"  ln -sf \"$(command -v flushlog-replay-log)\" fstests/src/log-writes/replay-log",
+		"  LOGWRITES_TARGET=flushlog ./check generic/482    # fstests with patches/fstests",
 	.options = replay_log_options,
 	.run = run_replay_log,
 	.usage_status = RL_FAILED,

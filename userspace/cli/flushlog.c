@@ -34,8 +34,8 @@ usage(FILE *out)
 /*
  * Called replay-log or flushlog-replay-log (a symlink to flushlog, as make
  * install and the build make), it is 'flushlog replay-log': a drop-in for
- * fstests' replay-log: a link of that name in fstests' src/log-writes
- * makes fstests replay through flushlog.
+ * fstests' replay-log, which fstests with patches/fstests runs through
+ * LOGWRITES_REPLAY.
  */
 static bool
 called_as_replay_log(const char *argv0)
