@@ -181,6 +181,7 @@ _fstests_snapshot() {
 	local d f found=''
 	if [ -n "${FLUSHLOG_FSTESTS:-}" ]; then
 		[ -e "$FLUSHLOG_FSTESTS" ] || _fail "FLUSHLOG_FSTESTS: no '$FLUSHLOG_FSTESTS'"
+		export FSTESTS_SNAPSHOT
 		FSTESTS_SNAPSHOT=$(realpath "$FLUSHLOG_FSTESTS")
 		return
 	fi
@@ -193,5 +194,6 @@ _fstests_snapshot() {
 	done
 	[ -n "$found" ] ||
 		_skip "no fstests tree: FLUSHLOG_FSTESTS unset and no ../shared/fstests/fstests-*.tar.xz"
+	export FSTESTS_SNAPSHOT
 	FSTESTS_SNAPSHOT=$(realpath "$found")
 }

@@ -60,6 +60,7 @@ else
 	tar -xJf "$snap" -C "$src" --strip-components=3 --wildcards '*/src/log-writes/*.[ch]'
 fi
 cc -o "$src/replay-log" "$src/replay-log.c" "$src/log-writes.c" || _fail "replay-log does not build"
+# shellcheck disable=SC2016 # the record script's own $1 and $2
 printf '#!/bin/bash\nsha256sum <"$1" | cut -c1-64 >>"$2"\n' >"$TEST_TMP/record"
 chmod +x "$TEST_TMP/record"
 log=$out/ext4/log-writes/logs/$name.log

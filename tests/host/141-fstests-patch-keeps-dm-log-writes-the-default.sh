@@ -33,6 +33,7 @@ done
 echo "patches/fstests applies to $(basename "$snap") with no offset or fuzz"
 
 # every replay-log call goes through LOGWRITES_REPLAY
+# shellcheck disable=SC2016 # the patterns are fstests' text, $ and all
 calls=$(grep -rn 'src/log-writes/replay-log' "$tree/common" "$tree/tests" |
 	grep -v 'LOGWRITES_REPLAY=\$here/src/log-writes/replay-log$' |
 	grep -v '"\$LOGWRITES_REPLAY" = "\$here/src/log-writes/replay-log"' |
