@@ -208,7 +208,8 @@ write_reproducer(FILE *f, const struct check_run *run,
 	write_cmd(f, &c, NULL);
 	dump_cmd(&c, a, self, from, to);
 	write_cmd(f, &c, " >entries.txt");
-	state_env(run, s, "first-bad.img", write_env, f);
+	if (state_env(run, s, "first-bad.img", write_env, f))
+		fprintf(f, "echo 'out of memory when this reproducer was written: its promises are missing' >&2\nexit 2\n");
 	fprintf(f, "exec");
 	for (int i = 0; i < a->cmd_argc; i++) {
 		char *arg = replace_braces(a->cmd[i], "first-bad.img");

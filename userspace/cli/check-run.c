@@ -60,11 +60,77 @@ replace_braces(const char *arg, const char *image)
 /* --state: a running checker's new output is shown this often, seconds. */
 #define FOLLOW_INTERVAL	0.1
 
+/* Where the promises of a state go: set() and the list of keys due. */
+struct promise_env {
+	env_fn set;
+	void *ctx;
+	char *due;		/* "KEY KEY ...", or NULL */
+	size_t len;
+	bool failed;		/* out of memory */
+};
+
+/* FLUSHLOG_PROMISE_KEY: the value due, or unset; a key due joins the list. */
+static int
+promise_to_env(void *ctx, const char *key, size_t key_len, const char *value)
+{
+	struct promise_env *pe = ctx;
+	char *name, *due;
+
+	if (asprintf(&name, "FLUSHLOG_PROMISE_%.*s", (int)key_len, key) < 0)
+		return pe->failed = true, -ENOMEM;
+	pe->set(pe->ctx, name, value);
+	free(name);
+	if (!value)
+		return 0;
+	due = realloc(pe->due, pe->len + key_len + 2);
+	if (!due)
+		return pe->failed = true, -ENOMEM;
+	pe->due = due;
+	if (pe->len)
+		due[pe->len++] = ' ';
+	memcpy(due + pe->len, key, key_len);
+	pe->len += key_len;
+	due[pe->len] = '\0';
+	return 0;
+}
+
+/*
+ * The promises a crash at p owes (fl_log_promises): each key's value in
+ * FLUSHLOG_PROMISE_KEY, the keys due in FLUSHLOG_PROMISES.  The log's
+ * promises were checked when it was opened (check_promises), so only
+ * memory can fail here.
+ */
+static int
+promises_env(const struct check_run *run, const struct fl_point *p,
+	     env_fn set, void *ctx)
+{
+	struct promise_env pe = { set, ctx, NULL, 0, false };
+	struct fl_error err = { 0 };
+	int ret;
+
+	ret = fl_log_promises(run->log, p->nr_applied, promise_to_env, &pe, &err);
+	set(ctx, "FLUSHLOG_PROMISES", ret ? NULL : pe.due);
+	free(pe.due);
+	return ret || pe.failed ? -ENOMEM : 0;
+}
+
+int
+check_promises(const struct fl_log *log, const char *log_path)
+{
+	struct fl_error err = { 0 };
+	int ret = fl_log_promises(log, UINT64_MAX, NULL, NULL, &err);
+
+	if (ret)
+		fprintf(stderr, "flushlog check: %s: %s\n", log_path, err.msg);
+	return ret;
+}
+
 /*
  * The environment that names a state to its checker (value NULL: unset),
- * given to set(): the checker's own, or the lines of a reproducer.
+ * given to set(): the checker's own, or the lines of a reproducer.  0, or
+ * -ENOMEM.
  */
-void
+int
 state_env(const struct check_run *run, const struct state_result *s,
 	  const char *image, env_fn set, void *ctx)
 {
@@ -94,6 +160,7 @@ state_env(const struct check_run *run, const struct state_result *s,
 				 dev->image_sector, dev->sectors);
 	}
 	set(ctx, "FLUSHLOG_DEVICES", nr_devices > 1 ? devices : NULL);
+	return promises_env(run, p, set, ctx);
 }
 
 /*
@@ -174,7 +241,8 @@ env_of_state(const struct check_run *run, const struct state_result *s,
 		return -ENOMEM;
 	memcpy(e->v, environ, (n + 1) * sizeof(*e->v));
 	e->n = n;
-	state_env(run, s, s->image, env_set, e);
+	if (state_env(run, s, s->image, env_set, e))
+		e->failed = true;
 	return e->failed ? -ENOMEM : 0;
 }
 

@@ -143,6 +143,8 @@ void catch_signals(struct check_run *run);
 void restore_signals(void);
 /* Remove the work folder, then give the signals back. */
 void release_signals(struct check_run *run);
+/* Are the log's promise marks well formed?  0, or < 0 with a message. */
+int check_promises(const struct fl_log *log, const char *log_path);
 /* Plan the states to check into run->states (with their points). */
 int choose_states(struct check_run *run);
 /* Run the checker on every planned state that has no result yet. */
@@ -151,8 +153,11 @@ int run_states(struct check_run *run, struct fl_error *err);
 uint64_t plan_add_state(uint64_t plan, const char *name);
 /* arg with its first {} replaced by image, allocated; NULL if out of memory. */
 char *replace_braces(const char *arg, const char *image);
-/* Give set() the FLUSHLOG_* variables that name state s, its image image. */
-void state_env(const struct check_run *run, const struct state_result *s,
+/*
+ * Give set() the FLUSHLOG_* variables that name state s, its image image:
+ * 0, or -ENOMEM.
+ */
+int state_env(const struct check_run *run, const struct state_result *s,
 	       const char *image, env_fn set, void *ctx);
 
 /* check-report.c: the reports of check, which merge reads and writes too */

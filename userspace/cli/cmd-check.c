@@ -288,6 +288,11 @@ run_check(const struct cli_command *cmd, int argc, char **argv)
 	ret = cli_open_ordered_log(cmd, a.log_path, a.check_order, &run.log);
 	if (ret)
 		return ret;
+	ret = check_promises(run.log, a.log_path);
+	if (ret) {
+		fl_log_close(run.log);
+		return ret == -ENOMEM ? EXIT_BROKEN_RUN : EXIT_BAD_LOG;
+	}
 	run.args = &a;
 	progress_init(&run.progress, "flushlog check");
 	if (make_work_dir(&run, &a)) {
@@ -344,7 +349,11 @@ const struct cli_command cmd_check = {
 		"file's path; exit 0 means consistent.  The environment names the state:\n"
 		"FLUSHLOG_POINT, FLUSHLOG_ENTRY, FLUSHLOG_SPEC, FLUSHLOG_KIND,\n"
 		"FLUSHLOG_MARK (for marks), FLUSHLOG_LAST_MARK, FLUSHLOG_AFTER_MARK,\n"
-		"FLUSHLOG_STATE_NAME and FLUSHLOG_STATE.  Of a log of several data\n"
+		"FLUSHLOG_STATE_NAME and FLUSHLOG_STATE.  Promises, marks labelled\n"
+		"promise:KEY=VALUE (flushlog-promise(1)), are owed by every crash after\n"
+		"them: FLUSHLOG_PROMISE_KEY holds each key's last value promised before\n"
+		"the point (unset: none yet), FLUSHLOG_PROMISES the keys that have one;\n"
+		"a promise mark of another form refuses the log.  Of a log of several data\n"
 		"devices (format version 3) the file holds every device, one after\n"
 		"another as 'flushlog info' lists them, and FLUSHLOG_DEVICES says where\n"
 		"each is: START+SECTORS per device, in 512-byte sectors, space\n"

@@ -18,6 +18,7 @@
  *   .failed, and fl_device.first_sectors (a log with RESIZE entries).
  *   1.3 added the fl_log_open() flag FL_OPEN_LOGGED_ORDER, which an older
  *   library ignores: a program that needs it checks fl_version().
+ *   1.4 added fl_log_promises().
  *   Reach each through the pointer the library returns, one at a time:
  *   never step a pointer from one to the next, never rely on their
  *   sizeof.  The library never takes one of them back as an argument.
@@ -41,7 +42,7 @@
  * program runs with, FL_LIB_VERSION which it was built against.
  */
 #define FL_LIB_VERSION_MAJOR	1
-#define FL_LIB_VERSION_MINOR	3
+#define FL_LIB_VERSION_MINOR	4
 #define FL_LIB_VERSION_PATCH	0
 #define FL_LIB_VERSION	(FL_LIB_VERSION_MAJOR * 10000 + \
 			 FL_LIB_VERSION_MINOR * 100 + FL_LIB_VERSION_PATCH)
@@ -458,6 +459,22 @@ int fl_copy_sparse(int src, int dst);
 const char *fl_log_last_mark(const struct fl_log *log, uint64_t nr_applied);
 const char *fl_state_after_mark(const struct fl_log *log,
 				const struct fl_state *s, uint64_t nr_applied);
+
+/*
+ * Promises (flushlog-promise(1)): marks labelled "promise:KEY=VALUE" that a
+ * workload logs once it has been told something is durable (KEY: letters,
+ * digits and '_', not first a digit; VALUE: not empty).  A crash at the
+ * point at position nr_applied owes each key the last value promised
+ * before the point.  fn gets every key of the log once, in the order of
+ * its first promise, value NULL for a key not promised before the point
+ * (key is not NUL-terminated: key_len); a non-zero return stops the walk
+ * and is returned; fn NULL only checks the marks.  A "promise:" mark of another form is refused with
+ * -EINVAL (FL_ERR_LOG, its entry named); ENOMEM as -ENOMEM.  Since 1.4.
+ */
+typedef int (*fl_promise_fn)(void *ctx, const char *key, size_t key_len,
+			     const char *value);
+int fl_log_promises(const struct fl_log *log, uint64_t nr_applied,
+		    fl_promise_fn fn, void *ctx, struct fl_error *err);
 
 /* Fill the image with zeroes over [offset, offset + len). */
 int fl_zero_range(int fd, uint64_t offset, uint64_t len, bool is_blockdev);
