@@ -239,8 +239,12 @@ env_of_state(const struct check_run *run, const struct state_result *s,
 		n++;
 	if (!env_room(&e->v, &e->cap, n + 1))
 		return -ENOMEM;
-	memcpy(e->v, environ, (n + 1) * sizeof(*e->v));
-	e->n = n;
+	/* a promise is the log's alone: none comes from the caller's */
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "FLUSHLOG_PROMISE_", 17) &&
+		    strncmp(environ[i], "FLUSHLOG_PROMISES=", 18))
+			e->v[e->n++] = environ[i];
+	e->v[e->n] = NULL;
 	if (state_env(run, s, s->image, env_set, e))
 		e->failed = true;
 	return e->failed ? -ENOMEM : 0;

@@ -46,7 +46,7 @@ struct check_args {
 
 /* One planned state and, once checked or carried over, its result. */
 struct state_result {
-	const struct fl_point *point;	/* the earliest it is legal at */
+	const struct fl_point *point;	/* the latest it is legal at */
 	const struct fl_state *st;	/* of check_run.plan */
 	char name[FL_STATE_NAME_MAX];
 	char spec[96];

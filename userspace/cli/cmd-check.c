@@ -350,7 +350,7 @@ const struct cli_command cmd_check = {
 		"FLUSHLOG_POINT, FLUSHLOG_ENTRY, FLUSHLOG_SPEC, FLUSHLOG_KIND,\n"
 		"FLUSHLOG_MARK (for marks), FLUSHLOG_LAST_MARK, FLUSHLOG_AFTER_MARK,\n"
 		"FLUSHLOG_STATE_NAME and FLUSHLOG_STATE.  Promises, marks labelled\n"
-		"promise:KEY=VALUE (flushlog-promise(1)), are owed by every crash after\n"
+		"promise:KEY=VALUE (crashtest's flushlog-promise), are owed by every crash after\n"
 		"them: FLUSHLOG_PROMISE_KEY holds each key's last value promised before\n"
 		"the point (unset: none yet), FLUSHLOG_PROMISES the keys that have one;\n"
 		"a promise mark of another form refuses the log.  Of a log of several data\n"

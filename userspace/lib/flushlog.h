@@ -461,15 +461,16 @@ const char *fl_state_after_mark(const struct fl_log *log,
 				const struct fl_state *s, uint64_t nr_applied);
 
 /*
- * Promises (flushlog-promise(1)): marks labelled "promise:KEY=VALUE" that a
+ * Promises (docs/applications.md): marks labelled "promise:KEY=VALUE" that a
  * workload logs once it has been told something is durable (KEY: letters,
  * digits and '_', not first a digit; VALUE: not empty).  A crash at the
  * point at position nr_applied owes each key the last value promised
  * before the point.  fn gets every key of the log once, in the order of
  * its first promise, value NULL for a key not promised before the point
  * (key is not NUL-terminated: key_len); a non-zero return stops the walk
- * and is returned; fn NULL only checks the marks.  A "promise:" mark of another form is refused with
- * -EINVAL (FL_ERR_LOG, its entry named); ENOMEM as -ENOMEM.  Since 1.4.
+ * and is returned; fn NULL only checks the marks.  A "promise:" mark of
+ * another form is refused with -EINVAL (FL_ERR_LOG, its entry named);
+ * out of memory, -ENOMEM.  Since 1.4.
  */
 typedef int (*fl_promise_fn)(void *ctx, const char *key, size_t key_len,
 			     const char *value);

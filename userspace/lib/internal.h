@@ -74,7 +74,7 @@ struct fl_points {
 };
 
 struct fl_state {
-	uint64_t point;		/* the earliest crash point it is legal at */
+	uint64_t point;		/* the latest crash point it is legal at */
 	uint64_t base;		/* entries [0, base) applied */
 	uint64_t extra[FL_STATE_MAX_REORDER];	/* and these, ascending */
 	unsigned int nr_extra;

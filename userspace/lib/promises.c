@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Promises: what a workload was told had been made durable, logged as it
- * was told so, as marks labelled "promise:KEY=VALUE" (flushlog-promise(1)).
- * A crash state at a point owes every promise logged before the point; of
- * a key promised again and again (a transaction counter, a ref's commit),
- * the last value before the point is the one a checker holds it to.
+ * was told so, as marks labelled "promise:KEY=VALUE" (crashtest's
+ * flushlog-promise; docs/applications.md).  A crash state at a point owes
+ * every promise logged before the point; of a key promised again and
+ * again (a transaction counter, a ref's commit), the last value before
+ * the point is the one a checker holds it to.
  *
  * Each call sorts the promise marks by key: O(P log P) for P of them,
  * whatever the number of keys.
