@@ -52,7 +52,7 @@ check_states() {
 	while [ "$1" != -- ]; do args+=("$1"); shift; done
 	shift
 	rm -f "$TEST_TMP/seen"
-	"$FLUSHLOG" check -q -w "$TEST_TMP" "${args[@]}" "$dir/log" -- "$TEST_TMP/record" {} \
+	"$FLUSHLOG" check -q --every-state -w "$TEST_TMP" "${args[@]}" "$dir/log" -- "$TEST_TMP/record" {} \
 		>"$TEST_TMP/out" || _fail "check ${args[*]} failed: $(cat "$TEST_TMP/out")"
 	diff <(printf '%s\n' "$@" | sort) <(sort "$TEST_TMP/seen") ||
 		_fail "check ${args[*]}: the states above differ (< expected, > handed to the checker)"

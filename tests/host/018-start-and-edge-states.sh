@@ -53,7 +53,7 @@ states() {
 	shift
 	rm -f "$TEST_TMP/seen"
 	touch "$TEST_TMP/seen"
-	"$FLUSHLOG" check -q -w "$TEST_TMP" "${args[@]}" "$dir/log" -- "$TEST_TMP/record" {} \
+	"$FLUSHLOG" check -q --every-state -w "$TEST_TMP" "${args[@]}" "$dir/log" -- "$TEST_TMP/record" {} \
 		>"$TEST_TMP/out" || _fail "$(basename "$dir"): check ${args[*]} failed: $(cat "$TEST_TMP/out")"
 	[ "$(head -n 1 "$TEST_TMP/out")" = "$count" ] ||
 		_fail "$(basename "$dir"): check ${args[*]}: '$(head -n 1 "$TEST_TMP/out")', expected '$count'"

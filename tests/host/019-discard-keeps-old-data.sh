@@ -45,7 +45,7 @@ EOS
 chmod +x "$TEST_TMP/record"
 
 rm -f "$TEST_TMP/seen"
-"$FLUSHLOG" check -q -w "$TEST_TMP" --states discard "$log" -- "$TEST_TMP/record" {} >"$TEST_TMP/out"
+"$FLUSHLOG" check -q --every-state -w "$TEST_TMP" --states discard "$log" -- "$TEST_TMP/record" {} >"$TEST_TMP/out"
 [ "$(head -n 1 "$TEST_TMP/out")" = "8 states at 6 crash points (8 candidates)" ] ||
 	_fail "count: $(head -n 1 "$TEST_TMP/out")"
 # points 2 and 3 have a discarded sector that held data and was not

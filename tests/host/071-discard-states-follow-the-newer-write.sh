@@ -34,7 +34,7 @@ states() {
 	"$MKLOG" -o "$TEST_TMP/$1.log" "$TEST_TMP/$1.fls"
 	rm -f "$TEST_TMP/$1.states"
 	# shellcheck disable=SC2016 # the checker's shell expands them
-	"$FLUSHLOG" check -q -w "$TEST_TMP" --states discard "$TEST_TMP/$1.log" -- \
+	"$FLUSHLOG" check -q --every-state -w "$TEST_TMP" --states discard "$TEST_TMP/$1.log" -- \
 		sh -c 'echo "$FLUSHLOG_STATE_NAME $FLUSHLOG_SPEC" >>"$1"' _ "$TEST_TMP/$1.states" >/dev/null
 	sort "$TEST_TMP/$1.states"
 }

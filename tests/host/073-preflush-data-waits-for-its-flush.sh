@@ -56,7 +56,7 @@ states() {
 	shift
 	rm -f "$TEST_TMP/$name.states"
 	# shellcheck disable=SC2016 # the checker's shell expands them
-	"$FLUSHLOG" check -q -w "$TEST_TMP" "$@" "$TEST_TMP/$name.log" -- \
+	"$FLUSHLOG" check -q --every-state -w "$TEST_TMP" "$@" "$TEST_TMP/$name.log" -- \
 		sh -c 'echo "$FLUSHLOG_STATE_NAME $FLUSHLOG_SPEC" >>"$1"' _ "$TEST_TMP/$name.states" >/dev/null
 	sort "$TEST_TMP/$name.states"
 }

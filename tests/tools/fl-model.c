@@ -1543,6 +1543,8 @@ check_log(const struct log *l, const char *dir, const char *save, struct verdict
 		argv[a++] = "check";
 		argv[a++] = "-q";
 		argv[a++] = "-k";
+		/* every state handed over, alike or not: they are compared */
+		argv[a++] = "--every-state";
 		argv[a++] = "-j";
 		argv[a++] = jbuf;
 		argv[a++] = "-w";

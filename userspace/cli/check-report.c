@@ -327,6 +327,7 @@ report_state_of(const struct state_result *s, struct report_state *r)
 		.result = result_name(s),
 		.exit_code = s->exit_code,
 		.seconds = s->seconds,
+		.same_as = s->same_as ? s->same_as->name : NULL,
 	};
 }
 
@@ -525,7 +526,8 @@ report_json_state(FILE *out, const struct report_state *r, bool first)
 	      cli_json_add(o, "result", cli_json_string(r->result)) ||
 	      cli_json_add(o, "exit", json_object_new_int(r->exit_code)) ||
 	      cli_json_add(o, "seconds", json_object_new_double_s(r->seconds, seconds)) ||
-	      cli_json_add(o, "index", json_object_new_uint64(r->index));
+	      cli_json_add(o, "index", json_object_new_uint64(r->index)) ||
+	      (r->same_as && cli_json_add(o, "same_as", cli_json_string(r->same_as)));
 	if (!ret && (text = cli_json_text(o)))
 		fprintf(out, "%s\n%s", first ? "" : ",", text);
 	else
@@ -635,7 +637,13 @@ junit_failure(xmlTextWriterPtr w, const struct report_state *r,
 {
 	int ret = xmlTextWriterStartElement(w, BAD_CAST "failure") < 0;
 
-	if (!strcmp(r->result, "timeout"))
+	if (r->same_as)
+		ret = ret || (!strcmp(r->result, "timeout") &&
+			      cli_xml_attr(w, "type", "timeout")) ||
+		      xmlTextWriterWriteFormatAttribute(w, BAD_CAST "message",
+				"the same as state %s, which %s", r->same_as,
+				strcmp(r->result, "timeout") ? "failed" : "timed out") < 0;
+	else if (!strcmp(r->result, "timeout"))
 		ret = ret || cli_xml_attr(w, "type", "timeout") ||
 		      xmlTextWriterWriteFormatAttribute(w, BAD_CAST "message",
 				"timed out: killed after %.0f s", r->seconds) < 0;
@@ -961,6 +969,9 @@ parse_state(struct json_object *o, char *line, struct report_state *r)
 	r->result = r->name ? move_string(o, "result", &at) : NULL;
 	if (!r->result)
 		return -EINVAL;
+	if (json_object_object_get_ex(o, "same_as", NULL) &&
+	    !(r->same_as = move_string(o, "same_as", &at)))
+		return -EINVAL;
 	r->entry = json_object_get_int64(entry);
 	r->seconds = json_object_get_double(seconds);
 	r->exit_code = (int)exit_code;
@@ -1129,10 +1140,18 @@ report_print_failure(const struct report_state *r, const char *note)
 	free(kind);
 	free(spec);
 	free(name);
-	if (!strcmp(r->result, "timeout"))
+	if (!strcmp(r->result, "timeout") && !r->same_as)
 		printf("TIMEOUT (killed after %.0f s)", r->seconds);
+	else if (!strcmp(r->result, "timeout"))
+		printf("TIMEOUT");
 	else
 		printf("FAIL (exit %d)", r->exit_code);
+	if (r->same_as) {
+		char *same = cli_escape(r->same_as, strlen(r->same_as), ESC_CONTROL);
+
+		printf(" (same as state %s)", same ? same : "?");
+		free(same);
+	}
 	printf("%s\n", note);
 }
 
@@ -1179,7 +1198,8 @@ summarise(const struct check_run *run, const char *self)
 		report_state_of(s, &r);
 		if (table)
 			report_print_failure(&r, s->carried ? " (from --resume)" : "");
-		if (s->carried)
+		/* what it would save is its first's, saved under that name */
+		if (s->carried || s->same_as)
 			continue;
 		if (a->save_dir && save_failure(run, s, self) && !ret)
 			ret = -EIO;
@@ -1191,6 +1211,9 @@ summarise(const struct check_run *run, const char *self)
 	if (!table)
 		return ret;
 	report_print_totals(run->done, run->failed, run->timeouts);
+	if (run->same)
+		printf(", %zu of them the same as an earlier state (checked once)",
+		       run->same);
 	if (run->carried)
 		printf(", %zu of them from '%s'", run->carried, a->resume);
 	printf("%s\n", run->done < run->nr_states ?

@@ -250,6 +250,151 @@ env_of_state(const struct check_run *run, const struct state_result *s,
 	return e->failed ? -ENOMEM : 0;
 }
 
+static uint64_t
+fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	while (len--)
+		h = (h ^ *p++) * 1099511628211ULL;
+	return h;
+}
+
+/*
+ * Distinct states.  Two states with the same contents (an image of the
+ * same bytes: fl_state_contents_name) and the same context (every
+ * variable state_env() gives a checker but those that only name the
+ * state) get the same verdict from a checker that decides by what it is
+ * given, so the run checks the first and gives the later ones its result
+ * ("same as").  On a real log many crash points are alike: only marks or
+ * empty flushes lie between them.  --every-state checks each anyway, for
+ * a checker that decides by a state's name, number or kind.
+ */
+static const char *const naming_vars[] = {
+	"FLUSHLOG_POINT", "FLUSHLOG_ENTRY", "FLUSHLOG_SPEC", "FLUSHLOG_KIND",
+	"FLUSHLOG_STATE_NAME", "FLUSHLOG_STATE",
+};
+
+static void
+identity_add(void *ctx, const char *name, const char *value)
+{
+	FILE *f = ctx;
+
+	if (!value)
+		return;
+	for (size_t i = 0; i < sizeof(naming_vars) / sizeof(naming_vars[0]); i++)
+		if (!strcmp(name, naming_vars[i]))
+			return;
+	/* a value may hold any byte but NUL: NUL ends each */
+	fprintf(f, "%s=%s", name, value);
+	fputc('\0', f);
+}
+
+/* State s's identity, allocated, *len its length: 0, or -ENOMEM. */
+static int
+state_identity(const struct check_run *run, const struct state_result *s,
+	       char **identity, size_t *len)
+{
+	char contents[FL_STATE_NAME_MAX];
+	FILE *f;
+	int ret;
+
+	*identity = NULL;
+	f = open_memstream(identity, len);
+	if (!f)
+		return -ENOMEM;
+	ret = fl_state_contents_name(run->log, s->st, contents, sizeof(contents));
+	if (!ret) {
+		fputs(contents, f);
+		fputc('\0', f);
+		ret = state_env(run, s, "", identity_add, f);
+	}
+	if (fclose(f) || ret) {
+		free(*identity);
+		*identity = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int
+grow_identities(struct check_run *run)
+{
+	size_t slots = run->identity_slots ? 2 * run->identity_slots : 1024;
+	uint64_t *hash = calloc(slots, sizeof(*hash));
+	size_t *state = calloc(slots, sizeof(*state));
+
+	if (!hash || !state) {
+		free(hash);
+		free(state);
+		return -ENOMEM;
+	}
+	for (size_t j = 0; j < run->identity_slots; j++) {
+		size_t i;
+
+		if (!run->identity_state[j])
+			continue;
+		for (i = run->identity_hash[j] & (slots - 1); state[i];
+		     i = (i + 1) & (slots - 1))
+			;
+		hash[i] = run->identity_hash[j];
+		state[i] = run->identity_state[j];
+	}
+	free(run->identity_hash);
+	free(run->identity_state);
+	run->identity_hash = hash;
+	run->identity_state = state;
+	run->identity_slots = slots;
+	return 0;
+}
+
+/*
+ * The earlier state the same as s, into *same (NULL if none, and s is
+ * remembered as the first of its kind): 0, or -ENOMEM.  A hash match is
+ * compared in full, the other state's identity built again: matches are
+ * what saves a checker, and a table of hashes stays small however many
+ * states there are.
+ */
+static int
+find_same(struct check_run *run, struct state_result *s,
+	  struct state_result **same)
+{
+	char *identity, *other;
+	size_t len, other_len, i;
+	uint64_t h;
+	int ret;
+
+	*same = NULL;
+	if ((2 * (run->nr_identities + 1) > run->identity_slots &&
+	     grow_identities(run)) || state_identity(run, s, &identity, &len))
+		return -ENOMEM;
+	h = fnv1a(1469598103934665603ULL, identity, len);
+	for (i = h & (run->identity_slots - 1); run->identity_state[i];
+	     i = (i + 1) & (run->identity_slots - 1)) {
+		struct state_result *t = &run->states[run->identity_state[i] - 1];
+
+		if (run->identity_hash[i] != h)
+			continue;
+		ret = state_identity(run, t, &other, &other_len);
+		if (ret) {
+			free(identity);
+			return ret;
+		}
+		if (len == other_len && !memcmp(identity, other, len))
+			*same = t;
+		free(other);
+		if (*same)
+			break;
+	}
+	free(identity);
+	if (!*same) {
+		run->identity_hash[i] = h;
+		run->identity_state[i] = (size_t)(s - run->states) + 1;
+		run->nr_identities++;
+	}
+	return 0;
+}
+
 /*
  * Fatal signals: the handler kills the running checkers' process groups,
  * removes the private work folder and dies of the signal again.
@@ -588,6 +733,36 @@ follow_output(struct check_run *run, bool last)
 	}
 }
 
+/* A state's result is in: count it. */
+static void
+count_result(struct check_run *run, struct state_result *s)
+{
+	run->done++;
+	if (state_failed(s)) {
+		run->failed++;
+		run->timeouts += s->timed_out;
+		if (!run->args->keep_going)
+			run->stop = true;
+	} else if (s->output) {
+		unlink(s->output);
+	}
+	run->reports_dirty = true;
+	if (progress_now() - run->reports_saved >= REPORT_INTERVAL)
+		save_reports(run, false);
+	show_progress(run, run->done == run->nr_states);
+}
+
+/* s is the same as an earlier state, which has its result: s has it too. */
+static void
+take_result(struct check_run *run, struct state_result *s)
+{
+	s->exit_code = s->same_as->exit_code;
+	s->timed_out = s->same_as->timed_out;
+	s->seconds = 0;
+	run->same++;
+	count_result(run, s);
+}
+
 /* Record a checker's end: its result, or none if it could not run. */
 static void
 finish_state(struct check_run *run, struct state_result *s, int status)
@@ -618,19 +793,10 @@ finish_state(struct check_run *run, struct state_result *s, int status)
 		unlink(s->output);
 		return;
 	}
-	run->done++;
-	if (state_failed(s)) {
-		run->failed++;
-		run->timeouts += s->timed_out;
-		if (!run->args->keep_going)
-			run->stop = true;
-	} else {
-		unlink(s->output);
-	}
-	run->reports_dirty = true;
-	if (progress_now() - run->reports_saved >= REPORT_INTERVAL)
-		save_reports(run, false);
-	show_progress(run, run->done == run->nr_states);
+	count_result(run, s);
+	for (struct state_result *t = s->waiting; t; t = t->next_waiting)
+		take_result(run, t);
+	s->waiting = NULL;
 }
 
 /*
@@ -855,12 +1021,27 @@ free_slot(struct check_run *run, struct fl_error *err)
 static int
 start_one(struct check_run *run, struct fl_error *err)
 {
-	struct state_result *s = &run->states[run->next];
+	struct state_result *s = &run->states[run->next], *same = NULL;
 	struct job_slot *slot;
 	int ret, fd;
 
+	if (!run->args->every_state && find_same(run, s, &same)) {
+		cli_set_error(err, FL_ERR_OUTPUT, "out of memory");
+		return -ENOMEM;
+	}
 	if (s->exit_code >= 0) {	/* a result from --resume */
 		run->next++;
+		return 0;
+	}
+	if (same) {
+		run->next++;
+		s->same_as = same;
+		if (same->exit_code >= 0) {
+			take_result(run, s);
+		} else {	/* still running */
+			s->next_waiting = same->waiting;
+			same->waiting = s;
+		}
 		return 0;
 	}
 	slot = free_slot(run, err);
@@ -933,16 +1114,6 @@ point_numbered(const struct fl_points *points, uint64_t number)
 			hi = mid;
 	}
 	return fl_points_get(points, lo);
-}
-
-static uint64_t
-fnv1a(uint64_t h, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-
-	while (len--)
-		h = (h ^ *p++) * 1099511628211ULL;
-	return h;
 }
 
 /*
@@ -1157,6 +1328,10 @@ run_states(struct check_run *run, struct fl_error *err)
 		fl_state_image_close(run->slots[i].image);
 	free(run->slots);
 	run->slots = NULL;
+	free(run->identity_hash);
+	free(run->identity_state);
+	run->identity_hash = NULL;
+	run->identity_state = NULL;
 	if (run->base_fd >= 0)
 		close(run->base_fd);
 	progress_clear(&run->progress);

@@ -42,6 +42,7 @@ struct check_args {
 	bool check_order;	/* refuse a log not in durability order */
 	enum image_mode images;
 	const char *state;	/* --state NAME: that state alone, its output shown */
+	bool every_state;	/* run the checker on states the same as another */
 };
 
 /* One planned state and, once checked or carried over, its result. */
@@ -61,6 +62,10 @@ struct state_result {
 	bool carried;		/* its result comes from --resume */
 	struct job_slot *slot;	/* whose image it was made on, while running */
 	bool in_place;		/* image is the slot's own, not a copy */
+	/* the earlier state with the same image and context, whose result it has */
+	struct state_result *same_as;
+	/* states the same as this one, waiting for its result: a list */
+	struct state_result *waiting, *next_waiting;
 };
 
 /* A job: its state image, and the state whose checker runs on it. */
@@ -126,6 +131,11 @@ struct check_run {
 	int image_ret;		/* an image could not be given back */
 	int follow_fd;		/* --state: its checker's output, read as it grows */
 	struct fl_error image_err;
+	/* the distinct states so far: identity hash, index in states + 1 */
+	uint64_t *identity_hash;
+	size_t *identity_state;
+	size_t identity_slots, nr_identities;
+	size_t same;		/* states given an earlier one's result */
 	char work_dir[PATH_MAX];
 };
 
@@ -190,6 +200,7 @@ struct report_state {
 	const char *result;	/* pass, fail or timeout */
 	int exit_code;
 	double seconds;
+	const char *same_as;	/* the state whose result it has, or NULL */
 };
 
 /* A state line of an older report, which did not number the states. */

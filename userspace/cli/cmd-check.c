@@ -18,6 +18,7 @@ enum {
 	OPT_MAX_STATES, OPT_FROM, OPT_TO, OPT_JOBS, OPT_SHARD, OPT_KEEP_GOING,
 	OPT_SAVE, OPT_REPORT, OPT_JUNIT, OPT_JSON, OPT_WORKDIR,
 	OPT_TIMEOUT, OPT_RESUME, OPT_NO_ORDER_CHECK, OPT_IMAGES, OPT_STATE,
+	OPT_EVERY_STATE,
 };
 
 static const struct cli_option check_options[] = {
@@ -62,6 +63,8 @@ static const struct cli_option check_options[] = {
 			 "in-place (checkers only read), copy (a copy a state), or auto (default)" },
 	[OPT_STATE] = { "state", 0, "NAME",
 			"check the state NAME alone, its checker's output on stderr as it comes" },
+	[OPT_EVERY_STATE] = { "every-state", 0, NULL,
+			      "run the checker on every state, even one the same as an earlier" },
 	{ NULL },
 };
 
@@ -186,6 +189,7 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 				cli_usage_error(cmd, "--shard takes K/N with 0 <= K < N, not '%s'", arg);
 			break;
 		case OPT_KEEP_GOING: a->keep_going = true; break;
+		case OPT_EVERY_STATE: a->every_state = true; break;
 		case OPT_SAVE: a->save_dir = arg; break;
 		case OPT_REPORT: a->report = arg; break;
 		case OPT_JUNIT: a->junit = arg; break;
@@ -402,7 +406,14 @@ const struct cli_command cmd_check = {
 		"its start and its end: the base.  --state NAME checks one state (a name\n"
 		"from a report or 'replay --state') as a run of the same options would,\n"
 		"its checker's output copied to stderr as it comes; a NAME those options\n"
-		"do not plan is a usage error.\n"
+		"do not plan is a usage error.  A state the same as an earlier one, the\n"
+		"same image (the same entries applied, but for marks and empty flushes)\n"
+		"and the same FLUSHLOG_MARK, FLUSHLOG_LAST_MARK, FLUSHLOG_AFTER_MARK,\n"
+		"FLUSHLOG_DEVICES and promises, is checked once: the later one gets the\n"
+		"first's result, reported with \"same_as\" (its name) and counted among\n"
+		"the states checked.  A checker whose verdict depends on FLUSHLOG_POINT,\n"
+		"FLUSHLOG_ENTRY, FLUSHLOG_SPEC, FLUSHLOG_KIND or a state's name needs\n"
+		"--every-state.\n"
 		"Exit status 0 when every state passed, 1 when one failed or timed out,\n"
 		"2 for a usage error or a refused output, 3 for a bad log, 4 when the run\n"
 		"could not be done: a checker that cannot run, a work folder, image or\n"

@@ -42,7 +42,7 @@
  * program runs with, FL_LIB_VERSION which it was built against.
  */
 #define FL_LIB_VERSION_MAJOR	1
-#define FL_LIB_VERSION_MINOR	4
+#define FL_LIB_VERSION_MINOR	5
 #define FL_LIB_VERSION_PATCH	0
 #define FL_LIB_VERSION	(FL_LIB_VERSION_MAJOR * 10000 + \
 			 FL_LIB_VERSION_MINOR * 100 + FL_LIB_VERSION_PATCH)
@@ -387,6 +387,16 @@ void fl_states_free(struct fl_states *states);
  * fl_log_states (a start point fl_points_select added is number 0).
  */
 int fl_state_name(const struct fl_state *s, char *buf, size_t len);
+/*
+ * The name of what a state holds: two states of a log with the same
+ * contents name hold the same bytes (a prefix state's counts its entries
+ * up to the next that changes data, so that crash points with only marks
+ * or empty flushes between them share it).  Different ones may too, by
+ * chance: the same data written twice.
+ * Since 1.5.
+ */
+int fl_state_contents_name(const struct fl_log *log, const struct fl_state *s,
+			   char *buf, size_t len);
 uint64_t fl_state_point(const struct fl_state *s);
 /* Entries [0, base) are applied whole, and maybe some later ones. */
 uint64_t fl_state_base(const struct fl_state *s);

@@ -71,6 +71,16 @@ fl_state_name(const struct fl_state *s, char *buf, size_t len)
 	return n >= 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
 
+int
+fl_state_contents_name(const struct fl_log *log, const struct fl_state *s,
+		       char *buf, size_t len)
+{
+	struct fl_state k = *s;
+
+	canonicalise(log, &k);
+	return fl_state_name(&k, buf, len);
+}
+
 /* Combinations: C(n, k), saturating at UINT64_MAX. */
 static uint64_t
 choose(uint64_t n, unsigned int k)

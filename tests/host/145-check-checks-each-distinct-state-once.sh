@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# flushlog check runs the checker once per distinct state: the same image
+# with the same marks and promises.  Ground truth is --every-state with
+# the same checker, whose verdict is a function of the image and the
+# context: every state gets the verdict it gets there, no distinct state
+# goes unchecked, none is checked twice, at -j 1 and at -j 2 (where the
+# first of a kind is still running when its duplicate's turn comes), and
+# a later state under another mark, the same bytes, is checked again.
+. "$FLUSHLOG_TOP/tests/common.sh"
+_require_cmd jq
+
+# empty flushes and marks between writes; a mark label used twice; a
+# promise
+cat >"$TEST_TMP/alike.fls" <<'EOF'
+device 2048
+write 0 8
+flush
+flush
+mark m1
+flush
+write 100 8 fua
+mark m1
+flush
+write 200 8
+write 300 8
+flush
+mark promise:rows=1
+flush
+write 400 8
+flush
+mark m2
+flush
+flush
+EOF
+"$MKLOG" -o "$TEST_TMP/alike.log" "$TEST_TMP/alike.fls"
+
+# the verdict: a hash of the image and of every variable but those that
+# name the state; each run noted in $CALLS
+cat >"$TEST_TMP/checker" <<'EOS'
+#!/bin/sh
+sleep 0.1
+img=$(sha256sum <"$1" | cut -c1-16)
+ctx="$img M=${FLUSHLOG_MARK-} L=${FLUSHLOG_LAST_MARK-} A=${FLUSHLOG_AFTER_MARK-} P=${FLUSHLOG_PROMISES-}:${FLUSHLOG_PROMISE_rows-}"
+echo "$FLUSHLOG_STATE_NAME@$FLUSHLOG_POINT $ctx" >>"$CALLS"
+case $(printf '%s' "$ctx" | sha256sum | cut -c1) in
+[0-7]) exit 0 ;;
+*) exit 1 ;;
+esac
+EOS
+chmod +x "$TEST_TMP/checker"
+
+check() {	# NAME [options]: a run, its calls in NAME.calls, its report NAME.json
+	local name=$1
+	shift
+	: >"$TEST_TMP/$name.calls"
+	CALLS=$TEST_TMP/$name.calls "$FLUSHLOG" check -q -k -w "$TEST_TMP" \
+		--states prefix,epoch,torn --report "$TEST_TMP/$name.json" "$@" \
+		"$TEST_TMP/alike.log" -- "$TEST_TMP/checker" {} >"$TEST_TMP/$name.out" ||
+		[ $? = 1 ] || _fail "check $name exited $?: $(cat "$TEST_TMP/$name.out")"
+}
+verdicts() {	# a report's states: name, point, result
+	jq -r '.states[] | "\(.state) \(.point) \(.result)"' "$TEST_TMP/$1.json" | sort
+}
+
+check every --every-state
+check once
+check twice -j 2
+planned=$(jq .checked "$TEST_TMP/every.json")
+[ "$(wc -l <"$TEST_TMP/every.calls")" = "$planned" ] ||
+	_fail "--every-state ran the checker $(wc -l <"$TEST_TMP/every.calls") times for $planned states"
+distinct=$(cut -d' ' -f2- "$TEST_TMP/every.calls" | sort -u | wc -l)
+[ "$distinct" -lt "$planned" ] || _fail "the log has no alike states: the test proves nothing"
+jq -e '[.states[].result] | index("fail") and index("pass")' "$TEST_TMP/every.json" >/dev/null ||
+	_fail "the checker passed or failed every state: the test proves nothing"
+for run in once twice; do
+	diff <(verdicts every) <(verdicts $run) >"$TEST_TMP/diff" ||
+		_fail "$run: verdicts differ from --every-state: $(cat "$TEST_TMP/diff")"
+	diff <(cut -d' ' -f2- "$TEST_TMP/every.calls" | sort -u) \
+		<(cut -d' ' -f2- "$TEST_TMP/$run.calls" | sort) >"$TEST_TMP/diff" ||
+		_fail "$run: not each distinct state checked exactly once: $(cat "$TEST_TMP/diff")"
+	same=$(jq '[.states[] | select(.same_as)] | length' "$TEST_TMP/$run.json")
+	[ "$same" = $((planned - distinct)) ] ||
+		_fail "$run: $same states say same_as, $((planned - distinct)) were not checked"
+	# a same_as names a state checked, with the same image and context
+	while read -r state first; do
+		mine=$(grep -m1 "^$state " "$TEST_TMP/every.calls" | cut -d' ' -f2-)
+		theirs=$(grep -m1 "^$first@" "$TEST_TMP/$run.calls" | cut -d' ' -f2-)
+		if [ -z "$theirs" ] || [ "$mine" != "$theirs" ]; then
+			_fail "$run: $state is said to be the same as $first: '$mine' vs '$theirs'"
+		fi
+	done < <(jq -r '.states[] | select(.same_as) | "\(.state)@\(.point) \(.same_as)"' "$TEST_TMP/$run.json")
+done
+grep -q "$((planned - distinct)) of them the same as an earlier state" "$TEST_TMP/once.out" ||
+	_fail "the summary does not count the states checked once: $(cat "$TEST_TMP/once.out")"
+if jq -e '.states[] | select(.same_as and .result == "fail")' "$TEST_TMP/once.json" >/dev/null; then
+	grep -q "FAIL (exit 1) (same as state " "$TEST_TMP/once.out" ||
+		_fail "a failure checked once is not named so in the table: $(cat "$TEST_TMP/once.out")"
+fi
+
+# the mark point right after an empty flush: the same bytes, another
+# FLUSHLOG_LAST_MARK, checked again
+jq -e '.states[] | select(.kind == "mark" and .entry == 3) | .same_as == null' "$TEST_TMP/once.json" >/dev/null ||
+	_fail "the state under mark m1 was taken for the one before it"
+# and --resume of a run reads its same_as lines back
+jq -c '.' "$TEST_TMP/once.json" >/dev/null || _fail "the report does not parse"
+check resumed --resume "$TEST_TMP/once.json"
+[ ! -s "$TEST_TMP/resumed.calls" ] || _fail "--resume checked again: $(cat "$TEST_TMP/resumed.calls")"
+diff <(verdicts once) <(verdicts resumed) || _fail "--resume changed a verdict"
