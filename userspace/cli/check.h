@@ -136,6 +136,7 @@ struct check_run {
 	size_t *identity_state;
 	size_t identity_slots, nr_identities;
 	size_t same;		/* states given an earlier one's result */
+	bool has_promises;	/* the log has a promise mark */
 	char work_dir[PATH_MAX];
 };
 
@@ -153,8 +154,11 @@ void catch_signals(struct check_run *run);
 void restore_signals(void);
 /* Remove the work folder, then give the signals back. */
 void release_signals(struct check_run *run);
-/* Are the log's promise marks well formed?  0, or < 0 with a message. */
-int check_promises(const struct fl_log *log, const char *log_path);
+/*
+ * Are the log's promise marks well formed?  0 (run->has_promises set if
+ * there is one), or < 0 with a message.
+ */
+int check_promises(struct check_run *run, const char *log_path);
 /* Plan the states to check into run->states (with their points). */
 int choose_states(struct check_run *run);
 /* Run the checker on every planned state that has no result yet. */

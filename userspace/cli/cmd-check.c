@@ -292,7 +292,7 @@ run_check(const struct cli_command *cmd, int argc, char **argv)
 	ret = cli_open_ordered_log(cmd, a.log_path, a.check_order, &run.log);
 	if (ret)
 		return ret;
-	ret = check_promises(run.log, a.log_path);
+	ret = check_promises(&run, a.log_path);
 	if (ret) {
 		fl_log_close(run.log);
 		return ret == -ENOMEM ? EXIT_BROKEN_RUN : EXIT_BAD_LOG;
