@@ -102,6 +102,34 @@ fi
 # FLUSHLOG_LAST_MARK, checked again
 jq -e '.states[] | select(.kind == "mark" and .entry == 3) | .same_as == null' "$TEST_TMP/once.json" >/dev/null ||
 	_fail "the state under mark m1 was taken for the one before it"
+# --context none: a checker that reads the image alone, checked once per
+# distinct image, the marks and promises no longer telling states apart
+cat >"$TEST_TMP/fsck-like" <<'EOS'
+#!/bin/sh
+img=$(sha256sum <"$1" | cut -c1-16)
+echo "$FLUSHLOG_STATE_NAME@$FLUSHLOG_POINT $img" >>"$CALLS"
+case $(printf '%s' "$img" | sha256sum | cut -c1) in
+[0-7]) exit 0 ;;
+*) exit 1 ;;
+esac
+EOS
+chmod +x "$TEST_TMP/fsck-like"
+for run in every-image image; do
+	: >"$TEST_TMP/$run.calls"
+	opt=--context=none
+	[ $run = image ] || opt=--every-state
+	CALLS=$TEST_TMP/$run.calls "$FLUSHLOG" check -q -k -w "$TEST_TMP" "$opt" \
+		--report "$TEST_TMP/$run.json" "$TEST_TMP/alike.log" -- "$TEST_TMP/fsck-like" {} >/dev/null ||
+		[ $? = 1 ] || _fail "check $run exited $?"
+done
+diff <(verdicts every-image) <(verdicts image) || _fail "--context none changed a verdict"
+images=$(cut -d' ' -f2 "$TEST_TMP/every-image.calls" | sort -u | wc -l)
+[ "$(wc -l <"$TEST_TMP/image.calls")" = "$images" ] ||
+	_fail "--context none: $(wc -l <"$TEST_TMP/image.calls") checker runs for $images distinct images"
+jq -e '.states[] | select(.kind == "mark" and .entry == 3) | .same_as' "$TEST_TMP/image.json" >/dev/null ||
+	_fail "--context none: the state under mark m1, the same bytes as the one before, was checked again"
+_expect_exit 2 "$FLUSHLOG" check --context sometimes "$TEST_TMP/alike.log" -- true
+
 # and --resume of a run reads its same_as lines back
 jq -c '.' "$TEST_TMP/once.json" >/dev/null || _fail "the report does not parse"
 check resumed --resume "$TEST_TMP/once.json"

@@ -291,19 +291,43 @@ static const char *const naming_vars[] = {
 	"FLUSHLOG_STATE_NAME", "FLUSHLOG_STATE",
 };
 
+/* --context: the variables of each part of a state's context */
+static const struct {
+	const char *name;
+	unsigned int context;
+	bool prefix;		/* name is a prefix */
+} context_vars[] = {
+	{ "FLUSHLOG_MARK", CONTEXT_MARK, false },
+	{ "FLUSHLOG_LAST_MARK", CONTEXT_LAST_MARK, false },
+	{ "FLUSHLOG_AFTER_MARK", CONTEXT_AFTER_MARK, false },
+	{ "FLUSHLOG_PROMISES", CONTEXT_PROMISES, false },
+	{ "FLUSHLOG_PROMISE_", CONTEXT_PROMISES, true },
+};
+
+struct identity_ctx {
+	FILE *f;
+	unsigned int context;
+};
+
 static void
 identity_add(void *ctx, const char *name, const char *value)
 {
-	FILE *f = ctx;
+	struct identity_ctx *id = ctx;
 
 	if (!value)
 		return;
 	for (size_t i = 0; i < sizeof(naming_vars) / sizeof(naming_vars[0]); i++)
 		if (!strcmp(name, naming_vars[i]))
 			return;
+	for (size_t i = 0; i < sizeof(context_vars) / sizeof(context_vars[0]); i++)
+		if ((context_vars[i].prefix ?
+		     !strncmp(name, context_vars[i].name, strlen(context_vars[i].name)) :
+		     !strcmp(name, context_vars[i].name)) &&
+		    !(id->context & context_vars[i].context))
+			return;
 	/* a value may hold any byte but NUL: NUL ends each */
-	fprintf(f, "%s=%s", name, value);
-	fputc('\0', f);
+	fprintf(id->f, "%s=%s", name, value);
+	fputc('\0', id->f);
 }
 
 /* State s's identity, allocated, *len its length: 0, or -ENOMEM. */
@@ -312,18 +336,19 @@ state_identity(const struct check_run *run, const struct state_result *s,
 	       char **identity, size_t *len)
 {
 	char contents[FL_STATE_NAME_MAX];
+	struct identity_ctx id = { NULL, run->args->context };
 	FILE *f;
 	int ret;
 
 	*identity = NULL;
-	f = open_memstream(identity, len);
+	f = id.f = open_memstream(identity, len);
 	if (!f)
 		return -ENOMEM;
 	ret = fl_state_contents_name(run->log, s->st, contents, sizeof(contents));
 	if (!ret) {
 		fputs(contents, f);
 		fputc('\0', f);
-		ret = state_env(run, s, "", identity_add, f);
+		ret = state_env(run, s, "", identity_add, &id);
 	}
 	if (fclose(f) || ret) {
 		free(*identity);

@@ -43,7 +43,15 @@ struct check_args {
 	enum image_mode images;
 	const char *state;	/* --state NAME: that state alone, its output shown */
 	bool every_state;	/* run the checker on states the same as another */
+	unsigned int context;	/* CONTEXT_*: what the verdict depends on */
 };
+
+/* --context: what besides its image a checker's verdict depends on. */
+#define CONTEXT_MARK		(1U << 0)	/* FLUSHLOG_MARK */
+#define CONTEXT_LAST_MARK	(1U << 1)	/* FLUSHLOG_LAST_MARK */
+#define CONTEXT_AFTER_MARK	(1U << 2)	/* FLUSHLOG_AFTER_MARK */
+#define CONTEXT_PROMISES	(1U << 3)	/* FLUSHLOG_PROMISE_*, FLUSHLOG_PROMISES */
+#define CONTEXT_ALL		((1U << 4) - 1)
 
 /* One planned state and, once checked or carried over, its result. */
 struct state_result {

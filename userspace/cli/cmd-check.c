@@ -18,7 +18,7 @@ enum {
 	OPT_MAX_STATES, OPT_FROM, OPT_TO, OPT_JOBS, OPT_SHARD, OPT_KEEP_GOING,
 	OPT_SAVE, OPT_REPORT, OPT_JUNIT, OPT_JSON, OPT_WORKDIR,
 	OPT_TIMEOUT, OPT_RESUME, OPT_NO_ORDER_CHECK, OPT_IMAGES, OPT_STATE,
-	OPT_EVERY_STATE,
+	OPT_EVERY_STATE, OPT_CONTEXT,
 };
 
 static const struct cli_option check_options[] = {
@@ -65,6 +65,8 @@ static const struct cli_option check_options[] = {
 			"check the state NAME alone, its checker's output on stderr as it comes" },
 	[OPT_EVERY_STATE] = { "every-state", 0, NULL,
 			      "run the checker on every state, even one the same as an earlier" },
+	[OPT_CONTEXT] = { "context", 0, "WHAT",
+			  "what the checker reads besides the image: mark,last-mark,after-mark,promises, all (default) or none" },
 	{ NULL },
 };
 
@@ -136,6 +138,36 @@ parse_models(const struct cli_command *cmd, const char *arg)
 }
 
 static unsigned int
+parse_context(const struct cli_command *cmd, const char *arg)
+{
+	static const char *const names[] = {
+		"mark", "last-mark", "after-mark", "promises",
+	};
+	char *copy = strdup(arg), *save = NULL, *word;
+	unsigned int context = 0;
+
+	if (!copy)
+		cli_usage_error(cmd, "out of memory");
+	for (word = strtok_r(copy, ",", &save); word;
+	     word = strtok_r(NULL, ",", &save)) {
+		unsigned int i;
+
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(word, names[i]))
+				break;
+		if (i < sizeof(names) / sizeof(names[0]))
+			context |= 1U << i;
+		else if (!strcmp(word, "all"))
+			context |= CONTEXT_ALL;
+		else if (strcmp(word, "none"))
+			cli_usage_error(cmd, "--context: unknown '%s' (mark, last-mark, after-mark, promises, all, none)",
+					word);
+	}
+	free(copy);
+	return context;
+}
+
+static unsigned int
 parse_bounded(const struct cli_command *cmd, const char *name,
 	      const char *arg, uint64_t max)
 {
@@ -158,6 +190,7 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 
 	*a = (struct check_args) {
 		.kinds = parse_kinds(cmd, "all"), .jobs = 1, .shard_n = 1,
+		.context = CONTEXT_ALL,
 		.states = { .models = FL_STATES_PREFIX, .max_reorder = 1,
 			    .max_torn = 4 },
 		.check_order = true,
@@ -190,6 +223,7 @@ parse_args(const struct cli_command *cmd, int argc, char **argv,
 			break;
 		case OPT_KEEP_GOING: a->keep_going = true; break;
 		case OPT_EVERY_STATE: a->every_state = true; break;
+		case OPT_CONTEXT: a->context = parse_context(cmd, arg); break;
 		case OPT_SAVE: a->save_dir = arg; break;
 		case OPT_REPORT: a->report = arg; break;
 		case OPT_JUNIT: a->junit = arg; break;
@@ -411,9 +445,10 @@ const struct cli_command cmd_check = {
 		"and the same FLUSHLOG_MARK, FLUSHLOG_LAST_MARK, FLUSHLOG_AFTER_MARK,\n"
 		"FLUSHLOG_DEVICES and promises, is checked once: the later one gets the\n"
 		"first's result, reported with \"same_as\" (its name) and counted among\n"
-		"the states checked.  A checker whose verdict depends on FLUSHLOG_POINT,\n"
-		"FLUSHLOG_ENTRY, FLUSHLOG_SPEC, FLUSHLOG_KIND or a state's name needs\n"
-		"--every-state.\n"
+		"the states checked; --context says which of those variables the checker\n"
+		"reads (none: the image alone, as an fsck).  A checker whose verdict\n"
+		"depends on FLUSHLOG_POINT, FLUSHLOG_ENTRY, FLUSHLOG_SPEC, FLUSHLOG_KIND\n"
+		"or a state's name needs --every-state.\n"
 		"Exit status 0 when every state passed, 1 when one failed or timed out,\n"
 		"2 for a usage error or a refused output, 3 for a bad log, 4 when the run\n"
 		"could not be done: a checker that cannot run, a work folder, image or\n"
