@@ -146,9 +146,9 @@ check_promises(struct check_run *run, const char *log_path)
  * given to set(): the checker's own, or the lines of a reproducer.  0, or
  * -ENOMEM.
  */
-int
-state_env(const struct check_run *run, const struct state_result *s,
-	  const char *image, env_fn set, void *ctx)
+static int
+state_vars(const struct check_run *run, const struct state_result *s,
+	   const char *image, env_fn set, void *ctx, bool promises)
 {
 	const struct fl_point *p = s->point;
 	uint32_t nr_devices = fl_log_info(run->log)->nr_devices;
@@ -176,7 +176,14 @@ state_env(const struct check_run *run, const struct state_result *s,
 				 dev->image_sector, dev->sectors);
 	}
 	set(ctx, "FLUSHLOG_DEVICES", nr_devices > 1 ? devices : NULL);
-	return promises_env(run, p, set, ctx);
+	return promises ? promises_env(run, p, set, ctx) : 0;
+}
+
+int
+state_env(const struct check_run *run, const struct state_result *s,
+	  const char *image, env_fn set, void *ctx)
+{
+	return state_vars(run, s, image, set, ctx, true);
 }
 
 /*
@@ -348,7 +355,9 @@ state_identity(const struct check_run *run, const struct state_result *s,
 	if (!ret) {
 		fputs(contents, f);
 		fputc('\0', f);
-		ret = state_env(run, s, "", identity_add, &id);
+		/* the promises cost a walk of them: not when left out */
+		ret = state_vars(run, s, "", identity_add, &id,
+				 id.context & CONTEXT_PROMISES);
 	}
 	if (fclose(f) || ret) {
 		free(*identity);
