@@ -130,8 +130,56 @@ jq -e '.states[] | select(.kind == "mark" and .entry == 3) | .same_as' "$TEST_TM
 	_fail "--context none: the state under mark m1, the same bytes as the one before, was checked again"
 _expect_exit 2 "$FLUSHLOG" check --context sometimes "$TEST_TMP/alike.log" -- true
 
-# and --resume of a run reads its same_as lines back
-jq -c '.' "$TEST_TMP/once.json" >/dev/null || _fail "the report does not parse"
+# --resume carries what was checked, and gives the same_as results again
+# by its own rules: a state that borrowed under --context none is checked
+# under --every-state, by a checker that reads the mark
+cat >"$TEST_TMP/mark-reader" <<'EOS'
+#!/bin/sh
+echo "$FLUSHLOG_STATE_NAME@$FLUSHLOG_POINT" >>"$CALLS"
+[ -n "${FLUSHLOG_MARK-}" ]
+EOS
+chmod +x "$TEST_TMP/mark-reader"
+CALLS=/dev/null "$FLUSHLOG" check -q -k -w "$TEST_TMP" --context none --report "$TEST_TMP/none.json" \
+	"$TEST_TMP/alike.log" -- "$TEST_TMP/mark-reader" {} >/dev/null || true
+jq -e '.states[] | select(.kind == "mark" and .entry == 3) | .same_as and .result == "fail"' \
+	"$TEST_TMP/none.json" >/dev/null || _fail "--context none: the mark state did not borrow a failure"
+: >"$TEST_TMP/every-resumed.calls"
+CALLS=$TEST_TMP/every-resumed.calls "$FLUSHLOG" check -q -k -w "$TEST_TMP" --every-state \
+	--resume "$TEST_TMP/none.json" --report "$TEST_TMP/every-resumed.json" \
+	"$TEST_TMP/alike.log" -- "$TEST_TMP/mark-reader" {} >/dev/null || true
+jq -e '.states[] | select(.kind == "mark" and .entry == 3) | .result == "pass" and (.same_as | not)' \
+	"$TEST_TMP/every-resumed.json" >/dev/null ||
+	_fail "--resume --every-state carried a borrowed result: $(jq -c '.states[] | select(.entry == 3)' "$TEST_TMP/every-resumed.json")"
+[ "$(wc -l <"$TEST_TMP/every-resumed.calls")" = "$(jq '[.states[] | select(.same_as)] | length' "$TEST_TMP/none.json")" ] ||
+	_fail "--resume did not check exactly the states that had borrowed: $(cat "$TEST_TMP/every-resumed.calls")"
 check resumed --resume "$TEST_TMP/once.json"
-[ ! -s "$TEST_TMP/resumed.calls" ] || _fail "--resume checked again: $(cat "$TEST_TMP/resumed.calls")"
 diff <(verdicts once) <(verdicts resumed) || _fail "--resume changed a verdict"
+[ "$(jq '[.states[] | select(.same_as)] | length' "$TEST_TMP/resumed.json")" = $((planned - distinct)) ] ||
+	_fail "--resume lost the same_as of the states it gave results again"
+[ ! -s "$TEST_TMP/resumed.calls" ] || _fail "--resume checked again: $(cat "$TEST_TMP/resumed.calls")"
+# two shards under other rules are no one run: merge refuses them
+for k in 0 1; do
+	opt=--every-state
+	[ $k = 1 ] || opt=--context=none
+	"$FLUSHLOG" check -q -k -w "$TEST_TMP" "$opt" --shard $k/2 --report "$TEST_TMP/shard-$k.json" \
+		"$TEST_TMP/alike.log" -- true >/dev/null
+done
+_expect_exit 2 "$FLUSHLOG" merge --report "$TEST_TMP/merged.json" "$TEST_TMP"/shard-[01].json
+
+# a timed-out check says nothing of the bytes: its duplicates are each
+# checked, at -j 2 also those already waiting for it
+cat >"$TEST_TMP/hangs" <<'EOS'
+#!/bin/sh
+echo "$FLUSHLOG_STATE_NAME@$FLUSHLOG_POINT" >>"$CALLS"
+[ "$(dd if="$1" bs=512 skip=100 count=1 status=none | tr -d '\0' | wc -c)" = 0 ] || exec sleep 30
+EOS
+chmod +x "$TEST_TMP/hangs"
+: >"$TEST_TMP/hangs.calls"
+_expect_exit 1 env CALLS="$TEST_TMP/hangs.calls" "$FLUSHLOG" check -q -k -j 2 --timeout 1 --context none \
+	-w "$TEST_TMP" --report "$TEST_TMP/hangs.json" "$TEST_TMP/alike.log" -- "$TEST_TMP/hangs" {}
+timeouts=$(jq '[.states[] | select(.result == "timeout")] | length' "$TEST_TMP/hangs.json")
+((timeouts > 1)) || _fail "expected several states with sector 100 written to time out, not $timeouts"
+jq -e '[.states[] | select(.result == "timeout" and .same_as)] | length == 0' "$TEST_TMP/hangs.json" >/dev/null ||
+	_fail "a timeout was handed on as a duplicate's result"
+[ "$(grep -c . "$TEST_TMP/hangs.calls")" = "$(jq '[.states[] | select(.same_as | not)] | length' "$TEST_TMP/hangs.json")" ] ||
+	_fail "the checker runs are not the states without same_as"

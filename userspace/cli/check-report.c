@@ -328,6 +328,7 @@ report_state_of(const struct state_result *s, struct report_state *r)
 		.exit_code = s->exit_code,
 		.seconds = s->seconds,
 		.same_as = s->same_as ? s->same_as->name : NULL,
+		.same_as_point = s->same_as ? s->same_as->point->number : 0,
 	};
 }
 
@@ -386,6 +387,23 @@ kinds_json(unsigned int kinds)
 	return names_json(kinds, bits, names, FL_POINT_END + 1);
 }
 
+/*
+ * Which states share a result (null with --every-state): the --context a
+ * state's identity holds, "" for none.
+ */
+static struct json_object *
+same_states_json(const struct check_args *a)
+{
+	unsigned int bits[8];
+	const char *names[8];
+
+	for (size_t i = 0; i < nr_context_names; i++) {
+		bits[i] = context_names[i].bit;
+		names[i] = context_names[i].name;
+	}
+	return names_json(a->context, bits, names, nr_context_names);
+}
+
 static struct json_object *
 models_json(unsigned int models)
 {
@@ -420,7 +438,9 @@ options_json(const struct check_args *a)
 		  cli_json_add(o, "max_torn", json_object_new_uint64(a->states.max_torn)) ||
 		  cli_json_add(o, "max_states", json_object_new_uint64(a->states.max_states)) ||
 		  cli_json_add(o, "timeout", json_object_new_uint64(a->timeout)) ||
-		  cli_json_add(o, "order_check", json_object_new_boolean(a->check_order)))) {
+		  cli_json_add(o, "order_check", json_object_new_boolean(a->check_order)) ||
+		  (a->every_state ? cli_json_add_null(o, "same_states") :
+				    cli_json_add(o, "same_states", same_states_json(a))))) {
 		json_object_put(o);
 		return NULL;
 	}
@@ -527,7 +547,9 @@ report_json_state(FILE *out, const struct report_state *r, bool first)
 	      cli_json_add(o, "exit", json_object_new_int(r->exit_code)) ||
 	      cli_json_add(o, "seconds", json_object_new_double_s(r->seconds, seconds)) ||
 	      cli_json_add(o, "index", json_object_new_uint64(r->index)) ||
-	      (r->same_as && cli_json_add(o, "same_as", cli_json_string(r->same_as)));
+	      (r->same_as && (cli_json_add(o, "same_as", cli_json_string(r->same_as)) ||
+			      cli_json_add(o, "same_as_point",
+					   json_object_new_uint64(r->same_as_point))));
 	if (!ret && (text = cli_json_text(o)))
 		fprintf(out, "%s\n%s", first ? "" : ",", text);
 	else
@@ -641,7 +663,8 @@ junit_failure(xmlTextWriterPtr w, const struct report_state *r,
 		ret = ret || (!strcmp(r->result, "timeout") &&
 			      cli_xml_attr(w, "type", "timeout")) ||
 		      xmlTextWriterWriteFormatAttribute(w, BAD_CAST "message",
-				"the same as state %s, which %s", r->same_as,
+				"the same as state %s at point %" PRIu64 ", which %s",
+				r->same_as, r->same_as_point,
 				strcmp(r->result, "timeout") ? "failed" : "timed out") < 0;
 	else if (!strcmp(r->result, "timeout"))
 		ret = ret || cli_xml_attr(w, "type", "timeout") ||
@@ -970,7 +993,8 @@ parse_state(struct json_object *o, char *line, struct report_state *r)
 	if (!r->result)
 		return -EINVAL;
 	if (json_object_object_get_ex(o, "same_as", NULL) &&
-	    !(r->same_as = move_string(o, "same_as", &at)))
+	    (!(r->same_as = move_string(o, "same_as", &at)) ||
+	     !get_u64(o, "same_as_point", &r->same_as_point)))
 		return -EINVAL;
 	r->entry = json_object_get_int64(entry);
 	r->seconds = json_object_get_double(seconds);
@@ -1022,6 +1046,12 @@ carry_result(struct check_run *run, struct state_result **index, char *line)
 
 	if (report_parse_state(line, &r))
 		return -EINVAL;
+	/*
+	 * A result another state's check gave is this run's to give again,
+	 * by its own --context (or --every-state): not carried.
+	 */
+	if (r.same_as)
+		return 0;
 	key_point.number = r.point;
 	key.point = &key_point;
 	if (snprintf(key.name, sizeof(key.name), "%s", r.name) >= (int)sizeof(key.name))
@@ -1149,7 +1179,8 @@ report_print_failure(const struct report_state *r, const char *note)
 	if (r->same_as) {
 		char *same = cli_escape(r->same_as, strlen(r->same_as), ESC_CONTROL);
 
-		printf(" (same as state %s)", same ? same : "?");
+		printf(" (same as state %s at point %" PRIu64 ")", same ? same : "?",
+		       r->same_as_point);
 		free(same);
 	}
 	printf("%s\n", note);

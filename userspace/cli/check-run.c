@@ -802,6 +802,17 @@ count_result(struct check_run *run, struct state_result *s)
 	show_progress(run, run->done == run->nr_states);
 }
 
+/*
+ * Is s's result one for the states the same as s?  Not a timeout, nor a
+ * kill by a signal: those tell of the machine's load or of the run, not
+ * of what the state holds.
+ */
+static bool
+result_shared(const struct state_result *s)
+{
+	return !s->timed_out && s->exit_code < 128;
+}
+
 /* s is the same as an earlier state, which has its result: s has it too. */
 static void
 take_result(struct check_run *run, struct state_result *s)
@@ -844,8 +855,21 @@ finish_state(struct check_run *run, struct state_result *s, int status)
 		return;
 	}
 	count_result(run, s);
-	for (struct state_result *t = s->waiting; t; t = t->next_waiting)
-		take_result(run, t);
+	for (struct state_result *t = s->waiting, *next; t; t = next) {
+		size_t i = (size_t)(t - run->states);
+
+		next = t->next_waiting;
+		t->next_waiting = NULL;
+		if (result_shared(s)) {
+			take_result(run, t);
+			continue;
+		}
+		/* checked after all: start_one() comes back for it */
+		t->same_as = NULL;
+		t->check_alone = true;
+		if (i < run->next)
+			run->next = i;
+	}
 	s->waiting = NULL;
 }
 
@@ -1075,7 +1099,14 @@ start_one(struct check_run *run, struct fl_error *err)
 	struct job_slot *slot;
 	int ret, fd;
 
-	if (!run->args->every_state && find_same(run, s, &same)) {
+	/* seen before a rewind to a state that waited for a timed-out one */
+	if (s->visited && !s->check_alone) {
+		run->next++;
+		return 0;
+	}
+	s->visited = true;
+	if (!run->args->every_state && !s->check_alone &&
+	    find_same(run, s, &same)) {
 		cli_set_error(err, FL_ERR_OUTPUT, "out of memory");
 		return -ENOMEM;
 	}
@@ -1083,6 +1114,8 @@ start_one(struct check_run *run, struct fl_error *err)
 		run->next++;
 		return 0;
 	}
+	if (same && same->exit_code >= 0 && !result_shared(same))
+		same = NULL;	/* checked on its own */
 	if (same) {
 		run->next++;
 		s->same_as = same;
@@ -1360,16 +1393,20 @@ run_states(struct check_run *run, struct fl_error *err)
 		return -ENOMEM;
 	}
 	ret = open_base(run, err);
-	while (!ret && run->next < run->nr_states && !run->stop) {
-		if (run->running == run->args->jobs)
+	do {
+		while (!ret && run->next < run->nr_states && !run->stop) {
+			if (run->running == run->args->jobs)
+				reap_one(run);
+			else
+				ret = start_one(run, err);
+		}
+		if (ret || run->cannot_run || run->image_ret)
+			kill_running(run);
+		while (run->running)
 			reap_one(run);
-		else
-			ret = start_one(run, err);
-	}
-	if (ret || run->cannot_run || run->image_ret)
-		kill_running(run);
-	while (run->running)
-		reap_one(run);
+		/* the last to end may have sent start_one() back */
+	} while (!ret && !run->stop && !run->cannot_run && !run->image_ret &&
+		 run->next < run->nr_states);
 	if (!ret && run->image_ret) {
 		*err = run->image_err;
 		ret = run->image_ret;

@@ -53,6 +53,14 @@ struct check_args {
 #define CONTEXT_PROMISES	(1U << 3)	/* FLUSHLOG_PROMISE_*, FLUSHLOG_PROMISES */
 #define CONTEXT_ALL		((1U << 4) - 1)
 
+/* Each part of --context by its name. */
+struct context_name {
+	const char *name;
+	unsigned int bit;
+};
+extern const struct context_name context_names[];
+extern const size_t nr_context_names;
+
 /* One planned state and, once checked or carried over, its result. */
 struct state_result {
 	const struct fl_point *point;	/* the latest it is legal at */
@@ -74,6 +82,8 @@ struct state_result {
 	struct state_result *same_as;
 	/* states the same as this one, waiting for its result: a list */
 	struct state_result *waiting, *next_waiting;
+	bool visited;		/* start_one() has had it */
+	bool check_alone;	/* its first's result was not to share: checked */
 };
 
 /* A job: its state image, and the state whose checker runs on it. */
@@ -213,6 +223,7 @@ struct report_state {
 	int exit_code;
 	double seconds;
 	const char *same_as;	/* the state whose result it has, or NULL */
+	uint64_t same_as_point;	/* that state's point (names are not unique) */
 };
 
 /* A state line of an older report, which did not number the states. */

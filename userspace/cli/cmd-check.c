@@ -137,34 +137,44 @@ parse_models(const struct cli_command *cmd, const char *arg)
 	return models;
 }
 
+const struct context_name context_names[] = {
+	{ "mark", CONTEXT_MARK },
+	{ "last-mark", CONTEXT_LAST_MARK },
+	{ "after-mark", CONTEXT_AFTER_MARK },
+	{ "promises", CONTEXT_PROMISES },
+};
+const size_t nr_context_names = sizeof(context_names) / sizeof(context_names[0]);
+
+/*
+ * --context: none alone, or names (all for every one).  An empty word is
+ * refused rather than read as none, which lets the most states share.
+ */
 static unsigned int
 parse_context(const struct cli_command *cmd, const char *arg)
 {
-	static const char *const names[] = {
-		"mark", "last-mark", "after-mark", "promises",
-	};
-	char *copy = strdup(arg), *save = NULL, *word;
 	unsigned int context = 0;
+	const char *word = arg;
+	size_t i, len;
 
-	if (!copy)
-		cli_usage_error(cmd, "out of memory");
-	for (word = strtok_r(copy, ",", &save); word;
-	     word = strtok_r(NULL, ",", &save)) {
-		unsigned int i;
-
-		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			if (!strcmp(word, names[i]))
+	if (!strcmp(arg, "none"))
+		return 0;
+	for (;;) {
+		len = strcspn(word, ",");
+		for (i = 0; i < nr_context_names; i++)
+			if (strlen(context_names[i].name) == len &&
+			    !strncmp(word, context_names[i].name, len))
 				break;
-		if (i < sizeof(names) / sizeof(names[0]))
-			context |= 1U << i;
-		else if (!strcmp(word, "all"))
+		if (i < nr_context_names)
+			context |= context_names[i].bit;
+		else if (len == 3 && !strncmp(word, "all", 3))
 			context |= CONTEXT_ALL;
-		else if (strcmp(word, "none"))
-			cli_usage_error(cmd, "--context: unknown '%s' (mark, last-mark, after-mark, promises, all, none)",
-					word);
+		else
+			cli_usage_error(cmd, "--context: '%.*s' is none of mark, last-mark, after-mark, promises, all (or none alone)",
+					(int)len, word);
+		if (!word[len])
+			return context;
+		word += len + 1;
 	}
-	free(copy);
-	return context;
 }
 
 static unsigned int

@@ -18,7 +18,7 @@
  *   .failed, and fl_device.first_sectors (a log with RESIZE entries).
  *   1.3 added the fl_log_open() flag FL_OPEN_LOGGED_ORDER, which an older
  *   library ignores: a program that needs it checks fl_version().
- *   1.4 added fl_log_promises().
+ *   1.4 added fl_log_promises(), 1.5 fl_state_contents_name().
  *   Reach each through the pointer the library returns, one at a time:
  *   never step a pointer from one to the next, never rely on their
  *   sizeof.  The library never takes one of them back as an argument.
