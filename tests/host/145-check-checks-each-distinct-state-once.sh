@@ -35,20 +35,26 @@ flush
 EOF
 "$MKLOG" -o "$TEST_TMP/alike.log" "$TEST_TMP/alike.fls"
 
-# the verdict: a hash of the image and of every variable but those that
-# name the state; each run noted in $CALLS
-cat >"$TEST_TMP/checker" <<'EOS'
+# verdict_checker FILE WORDS: a checker whose verdict is a hash of the
+# image and of WORDS (expanded in it), each run noted in $CALLS as
+# "NAME@POINT IMAGE-HASH WORDS"
+verdict_checker() {
+	cat >"$1" <<EOS
 #!/bin/sh
 sleep 0.1
-img=$(sha256sum <"$1" | cut -c1-16)
-ctx="$img M=${FLUSHLOG_MARK-} L=${FLUSHLOG_LAST_MARK-} A=${FLUSHLOG_AFTER_MARK-} P=${FLUSHLOG_PROMISES-}:${FLUSHLOG_PROMISE_rows-}"
-echo "$FLUSHLOG_STATE_NAME@$FLUSHLOG_POINT $ctx" >>"$CALLS"
-case $(printf '%s' "$ctx" | sha256sum | cut -c1) in
+ctx="\$(sha256sum <"\$1" | cut -c1-16) $2"
+echo "\$FLUSHLOG_STATE_NAME@\$FLUSHLOG_POINT \$ctx" >>"\$CALLS"
+case \$(printf '%s' "\$ctx" | sha256sum | cut -c1) in
 [0-7]) exit 0 ;;
 *) exit 1 ;;
 esac
 EOS
-chmod +x "$TEST_TMP/checker"
+	chmod +x "$1"
+}
+# the verdict: the image and every variable but those that name the state
+# shellcheck disable=SC2016 # expanded by the checker
+verdict_checker "$TEST_TMP/checker" \
+	'M=${FLUSHLOG_MARK-} L=${FLUSHLOG_LAST_MARK-} A=${FLUSHLOG_AFTER_MARK-} P=${FLUSHLOG_PROMISES-}:${FLUSHLOG_PROMISE_rows-}'
 
 check() {	# NAME [options]: a run, its calls in NAME.calls, its report NAME.json
 	local name=$1
@@ -104,16 +110,7 @@ jq -e '.states[] | select(.kind == "mark" and .entry == 3) | .same_as == null' "
 	_fail "the state under mark m1 was taken for the one before it"
 # --context none: a checker that reads the image alone, checked once per
 # distinct image, the marks and promises no longer telling states apart
-cat >"$TEST_TMP/fsck-like" <<'EOS'
-#!/bin/sh
-img=$(sha256sum <"$1" | cut -c1-16)
-echo "$FLUSHLOG_STATE_NAME@$FLUSHLOG_POINT $img" >>"$CALLS"
-case $(printf '%s' "$img" | sha256sum | cut -c1) in
-[0-7]) exit 0 ;;
-*) exit 1 ;;
-esac
-EOS
-chmod +x "$TEST_TMP/fsck-like"
+verdict_checker "$TEST_TMP/fsck-like" ''
 for run in every-image image; do
 	: >"$TEST_TMP/$run.calls"
 	opt=--context=none
