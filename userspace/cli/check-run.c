@@ -1099,8 +1099,12 @@ start_one(struct check_run *run, struct fl_error *err)
 	struct job_slot *slot;
 	int ret, fd;
 
-	/* seen before a rewind to a state that waited for a timed-out one */
-	if (s->visited && !s->check_alone) {
+	/*
+	 * After a rewind to a state that waited for a timed-out one, the
+	 * states seen before are passed over: all but one still to check
+	 * alone (a second rewind must not check a checked one again).
+	 */
+	if (s->visited && !(s->check_alone && s->exit_code < 0 && !s->pid)) {
 		run->next++;
 		return 0;
 	}
